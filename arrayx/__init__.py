@@ -1,0 +1,55 @@
+"""arrayx: the Python array API standard (2025.12) over lazy expression graphs.
+
+`import arrayx as xp`. Every function records a node in a graph; values are
+computed at a force point (`bool()`, `float()`, `repr()`, `np.asarray()`, ...)
+or by `xp.eval(*arrays)`, by the executor of the arrays' device.
+"""
+
+import math as _math
+
+from .dtypes import (bool, complex64, complex128, float32, float64, int8, int16, int32, int64,  # noqa: F401
+                     uint8, uint16, uint32, uint64)
+from .device import Device
+from .namespace.array_object import Array
+from .namespace.creation import (arange, asarray, empty, empty_like, eye, from_dlpack, full, full_like,
+                                 linspace, meshgrid, ones, ones_like, tril, triu, zeros, zeros_like)
+from .namespace.data_types import astype, can_cast, finfo, iinfo, isdtype, result_type
+from .namespace.elementwise import (abs, acos, acosh, add, asin, asinh, atan, atan2, atanh, bitwise_and,
+                                    bitwise_invert, bitwise_left_shift, bitwise_or, bitwise_right_shift,
+                                    bitwise_xor, ceil, clip, conj, copysign, cos, cosh, divide, equal, exp,
+                                    expm1, floor, floor_divide, greater, greater_equal, hypot, imag, isfinite,
+                                    isinf, isnan, less, less_equal, log, log1p, log2, log10, logaddexp,
+                                    logical_and, logical_not, logical_or, logical_xor, maximum, minimum,
+                                    multiply, negative, nextafter, not_equal, positive, pow, real, reciprocal,
+                                    remainder, round, sign, signbit, sin, sinh, sqrt, square, subtract, tan,
+                                    tanh, trunc, where)
+from .namespace.inspection import __array_namespace_info__
+from .namespace.linear_algebra import matmul, matrix_transpose
+from .namespace.manipulation import (broadcast_arrays, broadcast_shapes, broadcast_to, concat, expand_dims,
+                                     flip, moveaxis, permute_dims, reshape, roll, squeeze, stack, tile,
+                                     unstack)
+from .namespace.statistical import cumulative_prod, cumulative_sum, max, mean, min, prod, std, sum, var
+from .namespace.utility import all, any, diff
+from . import debug
+
+__version__ = "0.1.0"
+__array_api_version__ = "2025.12"
+
+e = _math.e
+inf = _math.inf
+nan = _math.nan
+pi = _math.pi
+newaxis = None
+
+
+def eval(*arrays):
+    """Force several arrays at once: one plan computes all of them."""
+    from .scheduler.schedule import realize
+    realize([a._node for a in arrays])
+    return arrays[0] if len(arrays) == 1 else arrays
+
+
+def graph(x):
+    """The unevaluated graph below x, one node a line (cheap: computes nothing)."""
+    from .graph.display import describe
+    return describe([x._node])

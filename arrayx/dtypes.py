@@ -1,0 +1,159 @@
+"""Data types, their categories, and the one promotion table.
+
+arrayx dtypes are NumPy dtype instances: executors and users share one
+vocabulary, and builtin NumPy dtypes are interned, so identity checks are
+cheap on the graph-build hot path.
+
+Promotion follows the array API standard's table. Where the standard leaves a
+combination unspecified, arrayx follows JAX's lattice (documented in README):
+bool promotes to any numeric type, an integer meeting a floating type gives that
+floating type, int64/uint64 meet at float64.
+"""
+
+import numpy as np
+
+_PyBool = bool  # the module rebinds `bool` to the dtype below
+
+bool = np.dtype(np.bool_)
+int8 = np.dtype(np.int8)
+int16 = np.dtype(np.int16)
+int32 = np.dtype(np.int32)
+int64 = np.dtype(np.int64)
+uint8 = np.dtype(np.uint8)
+uint16 = np.dtype(np.uint16)
+uint32 = np.dtype(np.uint32)
+uint64 = np.dtype(np.uint64)
+float32 = np.dtype(np.float32)
+float64 = np.dtype(np.float64)
+complex64 = np.dtype(np.complex64)
+complex128 = np.dtype(np.complex128)
+
+SIGNED = (int8, int16, int32, int64)
+UNSIGNED = (uint8, uint16, uint32, uint64)
+INTEGER = SIGNED + UNSIGNED
+REAL_FLOATING = (float32, float64)
+COMPLEX = (complex64, complex128)
+FLOATING = REAL_FLOATING + COMPLEX
+NUMERIC = INTEGER + FLOATING
+ALL = (bool,) + NUMERIC
+
+DEFAULT_INT = int64
+DEFAULT_INDEX = int64
+DEFAULT_FLOAT = float64
+DEFAULT_COMPLEX = complex128
+
+# The standard's dtype categories, by the names `isdtype` accepts. Function
+# signatures in the primitive table use the same names.
+CATEGORIES = {
+    "bool": frozenset((bool,)),
+    "signed integer": frozenset(SIGNED),
+    "unsigned integer": frozenset(UNSIGNED),
+    "integral": frozenset(INTEGER),
+    "real floating": frozenset(REAL_FLOATING),
+    "complex floating": frozenset(COMPLEX),
+    "numeric": frozenset(NUMERIC),
+    # Shorthands used by the primitive table, not by `isdtype`.
+    "floating": frozenset(FLOATING),
+    "real numeric": frozenset(INTEGER + REAL_FLOATING),
+    "integer or bool": frozenset(INTEGER + (bool,)),
+    "any": frozenset(ALL),
+}
+ISDTYPE_KINDS = ("bool", "signed integer", "unsigned integer", "integral",
+                 "real floating", "complex floating", "numeric")
+
+COMPLEX_OF = {float32: complex64, float64: complex128, complex64: complex64, complex128: complex128}
+REAL_OF = {complex64: float32, complex128: float64}
+
+
+def real_dtype(dtype):
+    """The real dtype of a complex dtype; other dtypes map to themselves."""
+    return REAL_OF.get(dtype, dtype)
+
+
+def _kind_rank(d):
+    if d == bool:
+        return 0, 0
+    if d in SIGNED or d in UNSIGNED:
+        return 1, d.itemsize
+    if d in REAL_FLOATING:
+        return 2, d.itemsize
+    return 3, d.itemsize // 2
+
+
+def _promote_pair(a, b):
+    if a == b:
+        return a
+    ka, sa = _kind_rank(a)
+    kb, sb = _kind_rank(b)
+    if ka == 0:
+        return b
+    if kb == 0:
+        return a
+    if ka == 1 and kb == 1:
+        if (a in SIGNED) == (b in SIGNED):
+            return a if sa >= sb else b
+        signed, unsigned = (a, b) if a in SIGNED else (b, a)
+        if signed.itemsize > unsigned.itemsize:
+            return signed
+        if unsigned.itemsize == 8:
+            return float64
+        return np.dtype(f"int{unsigned.itemsize * 16}")
+    if ka == 1:
+        return b
+    if kb == 1:
+        return a
+    size = max(sa, sb)
+    if max(ka, kb) == 3:
+        return complex64 if size == 4 else complex128
+    return float32 if size == 4 else float64
+
+
+PROMOTION = {(a, b): _promote_pair(a, b) for a in ALL for b in ALL}
+
+
+def promote(a, b):
+    """Result dtype of an operation on arrays of dtypes `a` and `b`."""
+    return PROMOTION[a, b]
+
+
+def scalar_dtype(value, dtype):
+    """Dtype a Python scalar takes when it meets an array of `dtype`.
+
+    The standard: the scalar adopts the array's dtype when its kind fits
+    (bool with bool, int with integer/floating, float with floating, complex
+    with complex). Beyond it, the scalar's default dtype is used (int → int64,
+    float → float64, complex → complex of the array's precision), as in JAX.
+    """
+    kind = type(value)
+    if kind is float:
+        if dtype in CATEGORIES["floating"]:
+            return dtype
+        return DEFAULT_FLOAT
+    if kind is int:
+        if dtype == bool:
+            return DEFAULT_INT
+        return dtype
+    if kind is complex:
+        if dtype in COMPLEX_OF:
+            return COMPLEX_OF[dtype]
+        return DEFAULT_COMPLEX
+    if kind is _PyBool:
+        return dtype
+    raise TypeError(f"expected a Python scalar, got {kind.__name__}")
+
+
+def default_scalar_dtype(value):
+    """The dtype a Python scalar gets on its own (asarray(3.0) is float64)."""
+    kind = type(value)
+    if kind is _PyBool:
+        return bool
+    if kind is int:
+        return DEFAULT_INT
+    if kind is float:
+        return DEFAULT_FLOAT
+    if kind is complex:
+        return DEFAULT_COMPLEX
+    raise TypeError(f"expected a Python scalar, got {kind.__name__}")
+
+
+INT_BOUNDS = {d: (int(np.iinfo(d).min), int(np.iinfo(d).max)) for d in INTEGER}

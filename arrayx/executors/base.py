@@ -1,0 +1,72 @@
+"""The executor interface, modelled on Nx's Backend behaviour.
+
+An executor owns the buffers of one kind of device. The scheduler hands it a
+segment of a plan (a list of steps over primitives) to compile once, then runs
+the compiled program on input buffers. Primitives an executor does not list in
+`supports` run on the CPU executor, with transfers (Nx's optional callbacks with
+a default implementation).
+"""
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+
+class Step:
+    """One primitive application inside a compiled segment.
+
+    `args` and `out` are slot numbers in the plan's buffer list.
+    """
+
+    __slots__ = ("op", "attrs", "shape", "dtype", "args", "out")
+
+    def __init__(self, op, attrs, shape, dtype, args, out):
+        self.op = op
+        self.attrs = attrs
+        self.shape = shape
+        self.dtype = dtype
+        self.args = args
+        self.out = out
+
+
+class Executor(ABC):
+    """What every executor provides."""
+
+    name = "abstract"
+    supports = frozenset()
+
+    @abstractmethod
+    def from_host(self, array, copy=True):
+        """A device buffer with the contents of the NumPy array `array`.
+
+        `copy=False` asks to share the host memory (`asarray(..., copy=False)`);
+        an executor that cannot raises ValueError.
+        """
+
+    def from_scalar(self, value, dtype):
+        """A 0-d buffer holding the Python scalar `value` as `dtype`."""
+        return self.from_host(np.asarray(value, dtype=dtype))
+
+    @abstractmethod
+    def to_host(self, buffer):
+        """A NumPy array with the buffer's contents (read-only, may share memory)."""
+
+    @abstractmethod
+    def copy(self, buffer):
+        """A new buffer on this executor with the same contents."""
+
+    def transfer(self, buffer, target):
+        """The buffer's contents as a buffer of executor `target`."""
+        return target.from_host(self.to_host(buffer))
+
+    def deallocate(self, buffer):
+        """Release the buffer now rather than when it is garbage-collected."""
+
+    @abstractmethod
+    def compile(self, steps, drops):
+        """A callable `program(slots)` that runs `steps` over the slot list.
+
+        Each step reads its `args` slots and writes its `out` slot in place;
+        `drops[i]` lists the slots whose last use is step i, so their memory
+        can be freed while the program runs.
+        """

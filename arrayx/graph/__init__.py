@@ -1,0 +1,1 @@
+"""The graph layer: nodes, the primitive table, and traversals."""

@@ -1,0 +1,246 @@
+"""The array object: a handle on a graph node.
+
+Operators record nodes through the namespace functions; nothing is computed
+until a force point (`__bool__`, `__int__`, `__float__`, `__complex__`,
+`__index__`, `__repr__`, `__array__`, `__dlpack__`, `xp.eval`). In-place
+operators and `__setitem__` rebind the handle to a new node: arrays computed
+from the old value keep it.
+"""
+
+import numpy as np
+
+from .. import dtypes as dt, executors
+from ..scheduler.schedule import realize
+
+SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
+
+
+class Array:
+    """An n-dimensional array recorded in arrayx's lazy graph."""
+
+    __slots__ = ("_node", "__weakref__")
+    # NumPy ufuncs defer to arrayx's reflected operators instead of converting.
+    __array_ufunc__ = None
+
+    @classmethod
+    def _new(cls, node):
+        self = object.__new__(cls)
+        self._node = node
+        return self
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("arrayx arrays are created by namespace functions such as xp.asarray")
+
+    # attributes
+
+    @property
+    def dtype(self):
+        """Data type of the array elements."""
+        return self._node.dtype
+
+    @property
+    def shape(self):
+        """Array dimensions."""
+        return self._node.shape
+
+    @property
+    def device(self):
+        """Hardware device the array data resides on."""
+        return self._node.device
+
+    @property
+    def ndim(self):
+        """Number of array dimensions (axes)."""
+        return len(self._node.shape)
+
+    @property
+    def size(self):
+        """Number of elements in the array."""
+        n = 1
+        for d in self._node.shape:
+            n *= d
+        return n
+
+    @property
+    def T(self):
+        """Transpose of a two-dimensional array."""
+        if self.ndim != 2:
+            raise ValueError(f"Array.T: requires a 2-dimensional array, got {self.ndim} dimensions; use permute_dims or mT")
+        return _manip.permute_dims(self, (1, 0))
+
+    @property
+    def mT(self):
+        """Transpose of a matrix (or a stack of matrices)."""
+        return _linalg.matrix_transpose(self)
+
+    # forcing
+
+    def _host(self):
+        """Force the array; its value as a read-only NumPy array."""
+        node = self._node
+        if node.buffer is None:
+            realize([node])
+        return executors.executor_for(node.device).to_host(node.buffer)
+
+    def _scalar(self, name, convert):
+        if self.ndim != 0:
+            raise TypeError(f"{name}: only 0-dimensional arrays can be converted, got shape {self.shape}")
+        return convert(self._host()[()])
+
+    def __bool__(self):
+        return self._scalar("__bool__", bool)
+
+    def __int__(self):
+        if self.dtype in dt.COMPLEX:
+            raise TypeError("__int__: cannot convert a complex array to int")
+        return self._scalar("__int__", int)
+
+    def __float__(self):
+        if self.dtype in dt.COMPLEX:
+            raise TypeError("__float__: cannot convert a complex array to float")
+        return self._scalar("__float__", float)
+
+    def __complex__(self):
+        return self._scalar("__complex__", complex)
+
+    def __index__(self):
+        if self.dtype not in dt.INTEGER:
+            raise TypeError(f"__index__: requires an integer array, got dtype {self.dtype}")
+        return self._scalar("__index__", int)
+
+    def __array__(self, dtype=None, copy=None):
+        host = self._host()
+        if dtype is not None and np.dtype(dtype) != host.dtype:
+            if copy is False:
+                raise ValueError(f"__array__: copy=False but converting to dtype {dtype} needs a copy")
+            return host.astype(dtype)
+        return host.copy() if copy else host
+
+    def __repr__(self):
+        host = self._host()
+        body = np.array2string(host, separator=", ", prefix="Array(")
+        device = "" if self.device.name == "cpu" else f", device={self.device}"
+        return f"Array({body}, dtype={self.dtype}{device})"
+
+    __str__ = __repr__
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-dimensional array")
+        return self.shape[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-dimensional array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __hash__(self):
+        raise TypeError("arrayx arrays are unhashable")
+
+    # protocol
+
+    def __array_namespace__(self, /, *, api_version=None):
+        if api_version is not None and api_version not in SUPPORTED_API_VERSIONS:
+            raise ValueError(f"__array_namespace__: unsupported api_version {api_version!r}; "
+                             f"supported: {SUPPORTED_API_VERSIONS}")
+        import arrayx
+        return arrayx
+
+    def to_device(self, device, /, *, stream=None):
+        """Copy the array to `device` (the same array when it is there already)."""
+        return _creation.to_device(self, device, stream)
+
+    def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
+        host = self._host()
+        return host.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self):
+        return self._host().__dlpack_device__()
+
+    # indexing
+
+    def __getitem__(self, key, /):
+        return _indexing.getitem(self, key)
+
+    def __setitem__(self, key, value, /):
+        self._node = _indexing.setitem(self, key, value)._node
+
+    # operators
+
+    def __abs__(self):
+        return _ew.abs(self)
+
+    def __neg__(self):
+        return _ew.negative(self)
+
+    def __pos__(self):
+        return _ew.positive(self)
+
+    def __invert__(self):
+        return _ew.bitwise_invert(self)
+
+    def __matmul__(self, other, /):
+        return _binop(_linalg.matmul, self, other)
+
+    def __rmatmul__(self, other, /):
+        return _binop(_linalg.matmul, other, self)
+
+    def __imatmul__(self, other, /):
+        return self._inplace(_linalg.matmul, other)
+
+    def _inplace(self, fn, other):
+        result = _binop(fn, self, other)
+        if result is NotImplemented:
+            return NotImplemented
+        if result.dtype != self.dtype:
+            raise TypeError(f"{fn.__name__} (in place): result dtype {result.dtype} differs from the array's {self.dtype}")
+        if result.shape != self.shape:
+            raise ValueError(f"{fn.__name__} (in place): result shape {result.shape} differs from the array's {self.shape}")
+        self._node = result._node
+        return self
+
+
+_OPERAND = (Array, bool, int, float, complex)
+
+
+def _binop(fn, x1, x2):
+    """Apply a binary function, or NotImplemented for a foreign operand type."""
+    if type(x1) not in _OPERAND and not isinstance(x1, Array):
+        return NotImplemented
+    if type(x2) not in _OPERAND and not isinstance(x2, Array):
+        return NotImplemented
+    return fn(x1, x2)
+
+
+def _define_operators():
+    """__op__, __rop__ and __iop__ for each binary operator of the standard."""
+    table = {
+        "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
+        "floordiv": "floor_divide", "mod": "remainder", "pow": "pow",
+        "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+        "lshift": "bitwise_left_shift", "rshift": "bitwise_right_shift",
+    }
+    for op, fname in table.items():
+        def forward(self, other, /, fname=fname):
+            return _binop(getattr(_ew, fname), self, other)
+
+        def reflected(self, other, /, fname=fname):
+            return _binop(getattr(_ew, fname), other, self)
+
+        def inplace(self, other, /, fname=fname):
+            return self._inplace(getattr(_ew, fname), other)
+        for prefix, fn in (("", forward), ("r", reflected), ("i", inplace)):
+            fn.__name__ = fn.__qualname__ = f"__{prefix}{op}__"
+            setattr(Array, fn.__name__, fn)
+    for op, fname in {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
+                      "gt": "greater", "ge": "greater_equal"}.items():
+        def compare(self, other, /, fname=fname):
+            return _binop(getattr(_ew, fname), self, other)
+        compare.__name__ = compare.__qualname__ = f"__{op}__"
+        setattr(Array, compare.__name__, compare)
+
+
+_define_operators()
+
+from . import creation as _creation, elementwise as _ew, indexing as _indexing  # noqa: E402
+from . import linear_algebra as _linalg, manipulation as _manip  # noqa: E402

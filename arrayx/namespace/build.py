@@ -1,0 +1,151 @@
+"""How standard functions turn their arguments into graph nodes.
+
+Validation helpers raise at the user's call with the function's name and the
+operand's name; `make` applies a primitive's shape/dtype rule and wraps the node
+in an Array, realizing it when its unrealized chain grows past MAX_DEPTH.
+"""
+
+import operator
+
+import numpy as np
+
+from .. import debug, dtypes as dt, executors
+from ..device import CPU, Device
+from ..graph.node import Node
+from ..graph.primitives import BUFFER, PRIMITIVES, broadcast_shapes
+from ..scheduler.schedule import realize
+from .array_object import Array
+
+# Longest chain of unrealized nodes before arrayx realizes the graph itself.
+MAX_DEPTH = 2000
+
+P = PRIMITIVES
+_SCALARS = (bool, int, float, complex)
+
+
+def wrap(node):
+    """The Array of `node`, realized first if its graph has grown too deep."""
+    if node.depth > MAX_DEPTH:
+        debug.counters["auto_realizations"] += 1
+        realize([node])
+    return Array._new(node)
+
+
+def make(prim, inputs, attrs=()):
+    """A node applying `prim` to input nodes (rule-inferred shape/dtype)."""
+    shape, dtype = prim.rule(prim, inputs, attrs)
+    return Node(prim, inputs, attrs, shape, dtype, inputs[0].device)
+
+
+def leaf(prim, shape, dtype, attrs, device):
+    """A leaf node (full, iota) whose attrs begin with (shape, dtype)."""
+    return Node(prim, (), (shape, dtype) + attrs, shape, dtype, device)
+
+
+def buffer_node(host, device=CPU, copy=True):
+    """A realized node holding the NumPy array `host`."""
+    host = np.asarray(host)
+    buf = executors.executor_for(device).from_host(host, copy=copy)
+    return Node(BUFFER, (), (), host.shape, host.dtype, device, buf)
+
+
+def scalar_node(value, dtype, device, name):
+    """A realized 0-d node holding the Python scalar `value` as `dtype`."""
+    if type(value) is int and dtype in dt.INT_BOUNDS:
+        lo, hi = dt.INT_BOUNDS[dtype]
+        if not lo <= value <= hi:
+            raise OverflowError(f"{name}: Python int {value} is out of bounds for {dtype}")
+    buf = executors.executor_for(device).from_scalar(value, dtype)
+    return Node(BUFFER, (), (), (), dtype, device, buf)
+
+
+def is_scalar(x):
+    return type(x) in _SCALARS
+
+
+def node_of(x, name, argname="x"):
+    """The node of Array `x`, or a TypeError naming the function and operand."""
+    if isinstance(x, Array):
+        return x._node
+    raise TypeError(f"{name}: {argname} must be an arrayx array, got {type(x).__name__}")
+
+
+def check_dtype(node, accepts, name, argname="x"):
+    if node.dtype not in dt.CATEGORIES[accepts]:
+        raise TypeError(f"{name}: {argname} has dtype {node.dtype}; expected a {accepts} dtype")
+
+
+def astype_node(node, dtype):
+    if node.dtype == dtype:
+        return node
+    return Node(P["astype"], (node,), (dtype,), node.shape, dtype, node.device)
+
+
+def same_device(name, nodes):
+    device = nodes[0].device
+    for n in nodes[1:]:
+        if n.device != device:
+            raise ValueError(f"{name}: operands are on different devices ({device} and {n.device})")
+    return device
+
+
+def broadcast_node(node, shape):
+    if node.shape == shape:
+        return node
+    return Node(P["broadcast"], (node,), (shape,), shape, node.dtype, node.device)
+
+
+def reshape_node(node, shape):
+    if node.shape == shape:
+        return node
+    return Node(P["reshape"], (node,), (shape,), shape, node.dtype, node.device)
+
+
+def normalize_axis(axis, ndim, name):
+    """`axis` as a non-negative int, or an AxisError naming `name`."""
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{name}: axis must be an integer, got {type(axis).__name__}") from None
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(f"{name}: axis {axis} is out of bounds for an array of dimension {ndim}")
+    return axis % ndim
+
+
+def normalize_axes(axis, ndim, name):
+    """`axis` (None, an int or a tuple of ints) as a sorted tuple of axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = tuple(sorted(normalize_axis(a, ndim, name) for a in (axis if isinstance(axis, tuple) else (axis,))))
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{name}: repeated axis in {axis}")
+    return axes
+
+
+def normalize_shape(shape, name):
+    """A shape argument (int or sequence of ints) as a tuple of ints >= 0."""
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        shape = (shape,)
+    try:
+        shape = tuple(operator.index(n) for n in shape)
+    except TypeError:
+        raise TypeError(f"{name}: shape must be an int or a sequence of ints, got {shape!r}") from None
+    if any(n < 0 for n in shape):
+        raise ValueError(f"{name}: shape {shape} has a negative dimension")
+    return shape
+
+
+def check_device(device, name):
+    """`device` (None means the default) as a Device arrayx has an executor for."""
+    if device is None:
+        return CPU
+    if isinstance(device, Device) and device in executors.devices():
+        return device
+    raise ValueError(f"{name}: unknown device {device!r}; available: {list(executors.devices())}")
+
+
+__all__ = [
+    "P", "wrap", "make", "leaf", "buffer_node", "scalar_node", "is_scalar", "node_of",
+    "check_dtype", "astype_node", "same_device", "broadcast_node", "reshape_node",
+    "normalize_axis", "normalize_axes", "normalize_shape", "check_device", "broadcast_shapes",
+]

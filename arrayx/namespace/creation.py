@@ -1,0 +1,315 @@
+"""Creation functions of the array API standard.
+
+Constant arrays are `full` leaves and index grids are `iota` leaves: nothing is
+allocated until the graph runs. Host data (lists, NumPy arrays, DLPack
+producers) becomes a realized buffer node; it is copied unless `copy=False`,
+because a lazily evaluated graph that aliased a mutable user buffer would read
+whatever the buffer holds at evaluation time.
+"""
+
+import math
+import operator
+
+import numpy as np
+
+from .. import dtypes as dt, executors
+from ..graph.node import Node
+from ..graph.primitives import BUFFER
+from ..scheduler.schedule import realize
+from .array_object import Array
+from .build import (P, astype_node, broadcast_node, buffer_node, check_device, is_scalar, leaf,
+                    make, node_of, normalize_shape, reshape_node, scalar_node, wrap)
+
+
+def check_dtype_arg(dtype, name, allow_none=True):
+    """A `dtype=` argument as one of arrayx's dtypes (None passes through)."""
+    if dtype is None and allow_none:
+        return None
+    try:
+        d = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{name}: dtype must be an arrayx dtype, got {dtype!r}") from None
+    if d not in dt.CATEGORIES["any"]:
+        raise TypeError(f"{name}: unsupported dtype {dtype!r}; supported: {[str(x) for x in dt.ALL]}")
+    return dt.ALL[dt.ALL.index(d)]
+
+
+def _native(host, name):
+    """`host` with one of arrayx's dtypes in native byte order."""
+    d = host.dtype
+    if d not in dt.CATEGORIES["any"]:
+        if d.kind in "biufc" and not d.isnative:
+            return host.astype(d.newbyteorder("="))
+        raise TypeError(f"{name}: unsupported dtype {d}; supported: {[str(x) for x in dt.ALL]}")
+    return host
+
+
+def asarray(obj, /, *, dtype=None, device=None, copy=None):
+    """Convert the input to an array.
+
+    `copy=None` reuses an arrayx array as it is and copies host data;
+    `copy=False` raises ValueError where a copy would be needed.
+    """
+    dtype = check_dtype_arg(dtype, "asarray")
+    if isinstance(obj, Array):
+        node = obj._node
+        if device is not None and check_device(device, "asarray") != node.device:
+            if copy is False:
+                raise ValueError("asarray: copy=False but moving the array to another device needs a copy")
+            obj = to_device(obj, device)
+            node = obj._node
+        if dtype is not None and dtype != node.dtype:
+            if copy is False:
+                raise ValueError(f"asarray: copy=False but casting {node.dtype} to {dtype} needs a copy")
+            return wrap(astype_node(node, dtype))
+        return Array._new(node) if copy else obj
+    device = check_device(device, "asarray")
+    if is_scalar(obj):
+        if copy is False:
+            raise ValueError("asarray: copy=False is not possible for a Python scalar")
+        d = dtype or dt.default_scalar_dtype(obj)
+        if type(obj) is complex and d not in dt.COMPLEX:
+            raise TypeError(f"asarray: cannot convert the complex scalar {obj} to {d}")
+        return Array._new(scalar_node(obj, d, device, "asarray"))
+    if copy is False:
+        host = np.asarray(obj)
+        if dtype is not None and host.dtype != dtype:
+            raise ValueError(f"asarray: copy=False but converting {host.dtype} to {dtype} needs a copy")
+        return Array._new(buffer_node(_native(host, "asarray"), device, copy=False))
+    fresh = not isinstance(obj, np.ndarray) and not hasattr(obj, "__array__")
+    try:
+        with np.errstate(over="ignore"):
+            host = np.asarray(obj, dtype=dtype)
+    except (ValueError, OverflowError) as e:
+        raise type(e)(f"asarray: cannot convert {type(obj).__name__} to an array: {e}") from None
+    if host.dtype == object:
+        raise TypeError(f"asarray: cannot convert {type(obj).__name__} to an array of numbers")
+    return Array._new(buffer_node(_native(host, "asarray"), device, copy=not fresh))
+
+
+def _fill_dtype(value, name):
+    if not is_scalar(value):
+        raise TypeError(f"{name}: fill_value must be a Python bool, int, float or complex, got {type(value).__name__}")
+    return dt.default_scalar_dtype(value)
+
+
+def _full(shape, value, dtype, device, name):
+    if type(value) is complex and dtype not in dt.COMPLEX:
+        raise TypeError(f"{name}: cannot fill a {dtype} array with the complex value {value}")
+    if type(value) is int and dtype in dt.INT_BOUNDS:
+        lo, hi = dt.INT_BOUNDS[dtype]
+        if not lo <= value <= hi:
+            raise OverflowError(f"{name}: fill value {value} is out of bounds for {dtype}")
+    with np.errstate(over="ignore", invalid="ignore"):
+        value = dtype.type(value)
+    return wrap(leaf(P["full"], shape, dtype, (value,), device))
+
+
+def full(shape, fill_value, *, dtype=None, device=None):
+    """Returns a new array having a specified shape and filled with fill_value."""
+    shape = normalize_shape(shape, "full")
+    dtype = check_dtype_arg(dtype, "full") or _fill_dtype(fill_value, "full")
+    _fill_dtype(fill_value, "full")
+    return _full(shape, fill_value, dtype, check_device(device, "full"), "full")
+
+
+def zeros(shape, *, dtype=None, device=None):
+    """Returns a new array having a specified shape and filled with zeros."""
+    shape = normalize_shape(shape, "zeros")
+    dtype = check_dtype_arg(dtype, "zeros") or dt.DEFAULT_FLOAT
+    return _full(shape, 0, dtype, check_device(device, "zeros"), "zeros")
+
+
+def ones(shape, *, dtype=None, device=None):
+    """Returns a new array having a specified shape and filled with ones."""
+    shape = normalize_shape(shape, "ones")
+    dtype = check_dtype_arg(dtype, "ones") or dt.DEFAULT_FLOAT
+    return _full(shape, 1, dtype, check_device(device, "ones"), "ones")
+
+
+def empty(shape, *, dtype=None, device=None):
+    """Returns an uninitialized array having a specified shape (arrayx fills it with zeros)."""
+    shape = normalize_shape(shape, "empty")
+    dtype = check_dtype_arg(dtype, "empty") or dt.DEFAULT_FLOAT
+    return _full(shape, 0, dtype, check_device(device, "empty"), "empty")
+
+
+def _like(x, dtype, device, name):
+    node = node_of(x, name)
+    dtype = check_dtype_arg(dtype, name) or node.dtype
+    device = node.device if device is None else check_device(device, name)
+    return node.shape, dtype, device
+
+
+def full_like(x, /, fill_value, *, dtype=None, device=None):
+    """Returns a new array filled with fill_value and having the same shape as x."""
+    _fill_dtype(fill_value, "full_like")
+    shape, dtype, device = _like(x, dtype, device, "full_like")
+    return _full(shape, fill_value, dtype, device, "full_like")
+
+
+def zeros_like(x, /, *, dtype=None, device=None):
+    """Returns a new array filled with zeros and having the same shape as x."""
+    return _full(*_with_value(_like(x, dtype, device, "zeros_like"), 0), "zeros_like")
+
+
+def ones_like(x, /, *, dtype=None, device=None):
+    """Returns a new array filled with ones and having the same shape as x."""
+    return _full(*_with_value(_like(x, dtype, device, "ones_like"), 1), "ones_like")
+
+
+def empty_like(x, /, *, dtype=None, device=None):
+    """Returns an uninitialized array with the same shape as x (arrayx fills it with zeros)."""
+    return _full(*_with_value(_like(x, dtype, device, "empty_like"), 0), "empty_like")
+
+
+def _with_value(like, value):
+    shape, dtype, device = like
+    return shape, value, dtype, device
+
+
+def iota(shape, axis, dtype, device):
+    """An index grid: element [i0, i1, ...] holds i_axis."""
+    return leaf(P["iota"], shape, dtype, (axis,), device)
+
+
+def _affine(node, scale, offset, name):
+    """node * scale + offset, skipping the identity steps."""
+    if scale != 1:
+        node = make(P["multiply"], (node, scalar_node(scale, node.dtype, node.device, name)))
+    if offset != 0:
+        node = make(P["add"], (node, scalar_node(offset, node.dtype, node.device, name)))
+    return node
+
+
+def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
+    """Returns evenly spaced values within the half-open interval [start, stop)."""
+    for argname, v in (("start", start), ("stop", stop), ("step", step)):
+        if v is not None and type(v) not in (int, float):
+            raise TypeError(f"arange: {argname} must be an int or a float, got {type(v).__name__}")
+    if stop is None:
+        start, stop = 0, start
+    if step == 0:
+        raise ValueError("arange: step must not be zero")
+    floats = any(type(v) is float for v in (start, stop, step))
+    dtype = check_dtype_arg(dtype, "arange") or (dt.DEFAULT_FLOAT if floats else dt.DEFAULT_INT)
+    if floats:
+        n = max(math.ceil((stop - start) / step), 0)
+    else:
+        n = len(range(start, stop, step))
+    device = check_device(device, "arange")
+    return wrap(_affine(iota((n,), 0, dtype, device), step, start, "arange"))
+
+
+def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
+    """Returns num evenly spaced numbers over the interval [start, stop] (or [start, stop))."""
+    for argname, v in (("start", start), ("stop", stop)):
+        if not is_scalar(v) or type(v) is bool:
+            raise TypeError(f"linspace: {argname} must be an int, float or complex, got {type(v).__name__}")
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"linspace: num must be non-negative, got {num}")
+    is_complex = type(start) is complex or type(stop) is complex
+    dtype = check_dtype_arg(dtype, "linspace") or (dt.DEFAULT_COMPLEX if is_complex else dt.DEFAULT_FLOAT)
+    if dtype not in dt.CATEGORIES["floating"]:
+        raise TypeError(f"linspace: dtype must be a floating dtype, got {dtype}")
+    if is_complex and dtype not in dt.COMPLEX:
+        raise TypeError(f"linspace: complex start or stop needs a complex dtype, got {dtype}")
+    device = check_device(device, "linspace")
+    div = (num - 1) if endpoint else num
+    step = (stop - start) / div if div > 0 else 0
+    index = iota((num,), 0, dtype, device)
+    node = _affine(index, step, start, "linspace")
+    if endpoint and num > 1:
+        last = make(P["equal"], (index, scalar_node(num - 1, dtype, device, "linspace")))
+        node = make(P["where"], (last, scalar_node(stop, dtype, device, "linspace"), node))
+    return wrap(node)
+
+
+def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
+    """Returns a two-dimensional array with ones on the k-th diagonal and zeros elsewhere."""
+    n_rows = operator.index(n_rows)
+    n_cols = n_rows if n_cols is None else operator.index(n_cols)
+    # Diagonals beyond the matrix are all zeros; clamping keeps k within int64.
+    k = min(max(operator.index(k), -n_rows - 1), n_cols + 1)
+    dtype = check_dtype_arg(dtype, "eye") or dt.DEFAULT_FLOAT
+    device = check_device(device, "eye")
+    shape = normalize_shape((n_rows, n_cols), "eye")
+    return wrap(astype_node(_diagonal_mask(shape, k, "equal", device), dtype))
+
+
+def _diagonal_mask(shape, k, compare, device):
+    """Boolean mask over the last two axes of `shape`: (col - row) `compare` k."""
+    rows = iota(shape[-2:], 0, dt.int64, device)
+    cols = iota(shape[-2:], 1, dt.int64, device)
+    offset = make(P["subtract"], (cols, rows))
+    return make(P[compare], (offset, scalar_node(k, dt.int64, device, "eye")))
+
+
+def _triangle(x, k, compare, name):
+    node = node_of(x, name)
+    if len(node.shape) < 2:
+        raise ValueError(f"{name}: x must have at least 2 dimensions, got shape {node.shape}")
+    mask = _diagonal_mask(node.shape, operator.index(k), compare, node.device)
+    zero = scalar_node(0, node.dtype, node.device, name)
+    return wrap(make(P["where"], (mask, node, zero)))
+
+
+def tril(x, /, *, k=0):
+    """Returns the lower triangular part of a matrix (or a stack of matrices) x."""
+    return _triangle(x, k, "less_equal", "tril")
+
+
+def triu(x, /, *, k=0):
+    """Returns the upper triangular part of a matrix (or a stack of matrices) x."""
+    return _triangle(x, k, "greater_equal", "triu")
+
+
+def meshgrid(*arrays, indexing="xy"):
+    """Returns coordinate matrices from coordinate vectors."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    nodes = [node_of(a, "meshgrid", f"arrays[{i}]") for i, a in enumerate(arrays)]
+    for i, n in enumerate(nodes):
+        if len(n.shape) != 1:
+            raise ValueError(f"meshgrid: arrays[{i}] must be one-dimensional, got shape {n.shape}")
+        if n.dtype != nodes[0].dtype:
+            raise TypeError(f"meshgrid: all arrays must have one dtype, got {nodes[0].dtype} and {n.dtype}")
+    shape = [n.shape[0] for n in nodes]
+    if indexing == "xy" and len(nodes) > 1:
+        shape[0], shape[1] = shape[1], shape[0]
+    shape = tuple(shape)
+    out = []
+    for i, n in enumerate(nodes):
+        axis = i
+        if indexing == "xy" and len(nodes) > 1 and i < 2:
+            axis = 1 - i
+        view = [1] * len(nodes)
+        view[axis] = n.shape[0]
+        out.append(wrap(broadcast_node(reshape_node(n, tuple(view)), shape)))
+    return tuple(out)
+
+
+def from_dlpack(x, /, *, device=None, copy=None):
+    """Returns a new array containing the data of a DLPack-exporting object x."""
+    target = check_device(device, "from_dlpack")
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(f"from_dlpack: x must implement __dlpack__, got {type(x).__name__}")
+    try:
+        host = np.from_dlpack(x, copy=copy)
+    except BufferError:
+        raise
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"from_dlpack: {e}") from None
+    return Array._new(buffer_node(_native(host, "from_dlpack"), target, copy=copy is not False))
+
+
+def to_device(x, device, stream=None):
+    """x on `device`: the same values, moved by the executors (a force point)."""
+    node = node_of(x, "to_device")
+    target = check_device(device, "to_device")
+    if target == node.device:
+        return Array._new(node)
+    realize([node])
+    buf = executors.executor_for(node.device).transfer(node.buffer, executors.executor_for(target))
+    return Array._new(Node(BUFFER, (), (), node.shape, node.dtype, target, buf))

@@ -1,0 +1,117 @@
+"""Data type functions of the array API standard."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import dtypes as dt
+from .array_object import Array
+from .build import astype_node, is_scalar, node_of, wrap
+from .creation import check_dtype_arg, to_device
+
+
+def astype(x, dtype, /, *, copy=True, device=None):
+    """Copies an array to a specified data type irrespective of type promotion rules.
+
+    Casting a complex array to a real dtype is a TypeError (the standard does
+    not permit it; take `real` or `abs` first).
+    """
+    node = node_of(x, "astype")
+    dtype = check_dtype_arg(dtype, "astype", allow_none=False)
+    if node.dtype in dt.COMPLEX and dtype not in dt.COMPLEX and dtype != dt.bool:
+        raise TypeError(f"astype: cannot cast complex {node.dtype} to real {dtype}; use real() or abs() first")
+    if device is not None:
+        x = to_device(x, device)
+        node = x._node
+    if dtype == node.dtype:
+        return Array._new(node) if copy else x
+    return wrap(astype_node(node, dtype))
+
+
+def _dtype_arg(value, name, argname):
+    if isinstance(value, Array):
+        return value.dtype
+    return check_dtype_arg(value, f"{name}: {argname}", allow_none=False)
+
+
+def can_cast(from_, to, /):
+    """Determines if one data type can be cast to another by type promotion."""
+    d_from = _dtype_arg(from_, "can_cast", "from_")
+    d_to = _dtype_arg(to, "can_cast", "to")
+    return dt.PROMOTION[d_from, d_to] == d_to
+
+
+@dataclass(frozen=True)
+class finfo_object:
+    """Machine limits of a floating-point dtype (Python floats, as the standard asks)."""
+    bits: int
+    eps: float
+    max: float
+    min: float
+    smallest_normal: float
+    dtype: np.dtype
+
+
+@dataclass(frozen=True)
+class iinfo_object:
+    """Machine limits of an integer dtype (Python ints)."""
+    bits: int
+    max: int
+    min: int
+    dtype: np.dtype
+
+
+def finfo(type, /):
+    """Machine limits for floating-point data types (complex: those of its real component)."""
+    d = _dtype_arg(type, "finfo", "type")
+    if d not in dt.CATEGORIES["floating"]:
+        raise TypeError(f"finfo: expected a floating dtype, got {d}")
+    real = dt.real_dtype(d)
+    info = np.finfo(real)
+    return finfo_object(int(info.bits), float(info.eps), float(info.max), float(info.min),
+                        float(info.smallest_normal), real)
+
+
+def iinfo(type, /):
+    """Machine limits for integer data types."""
+    d = _dtype_arg(type, "iinfo", "type")
+    if d not in dt.INTEGER:
+        raise TypeError(f"iinfo: expected an integer dtype, got {d}")
+    info = np.iinfo(d)
+    return iinfo_object(int(info.bits), int(info.max), int(info.min), d)
+
+
+def isdtype(dtype, kind):
+    """Returns whether dtype is of the kind: a dtype, a category name, or a tuple of these."""
+    dtype = check_dtype_arg(dtype, "isdtype", allow_none=False)
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    for k in kinds:
+        if isinstance(k, str):
+            if k not in dt.ISDTYPE_KINDS:
+                raise ValueError(f"isdtype: unknown kind {k!r}; expected one of {dt.ISDTYPE_KINDS}")
+            if dtype in dt.CATEGORIES[k]:
+                return True
+        elif dtype == check_dtype_arg(k, "isdtype: kind", allow_none=False):
+            return True
+    return False
+
+
+def result_type(*arrays_and_dtypes):
+    """Returns the dtype that results from applying type promotion to the arguments.
+
+    Python scalars take part by the standard's scalar rules; at least one
+    argument must be an array or a dtype.
+    """
+    result = None
+    scalars = []
+    for arg in arrays_and_dtypes:
+        if is_scalar(arg):
+            scalars.append(arg)
+            continue
+        d = _dtype_arg(arg, "result_type", "argument")
+        result = d if result is None else dt.PROMOTION[result, d]
+    if result is None:
+        raise TypeError("result_type: at least one argument must be an array or a dtype")
+    for value in scalars:
+        result = dt.PROMOTION[result, dt.scalar_dtype(value, result)]
+    return result

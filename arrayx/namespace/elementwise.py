@@ -1,0 +1,253 @@
+"""Element-wise functions of the array API standard.
+
+Most are one primitive each (see graph/primitives.py for the dtype category
+each accepts); `positive`, `reciprocal` and `clip` are composites. Binary
+functions accept Python scalars for either operand (not both), which take the
+array's dtype where the standard says so.
+"""
+
+from .. import dtypes as dt
+from .array_object import Array
+from .build import P, astype_node, make, scalar_node, wrap
+
+_SCALARS = (bool, int, float, complex)
+
+
+def _type_error(name, argname, x):
+    return TypeError(f"{name}: {argname} must be an arrayx array or a Python scalar, got {type(x).__name__}")
+
+
+def binary_nodes(name, x1, x2):
+    """The input nodes of a binary function, promoted to one dtype."""
+    if isinstance(x1, Array):
+        n1 = x1._node
+        if isinstance(x2, Array):
+            n2 = x2._node
+            if n1.device != n2.device:
+                raise ValueError(f"{name}: operands are on different devices ({n1.device} and {n2.device})")
+        elif type(x2) in _SCALARS:
+            n2 = scalar_node(x2, dt.scalar_dtype(x2, n1.dtype), n1.device, name)
+        else:
+            raise _type_error(name, "x2", x2)
+    elif isinstance(x2, Array):
+        n2 = x2._node
+        if type(x1) not in _SCALARS:
+            raise _type_error(name, "x1", x1)
+        n1 = scalar_node(x1, dt.scalar_dtype(x1, n2.dtype), n2.device, name)
+    else:
+        raise TypeError(f"{name}: at least one operand must be an arrayx array, "
+                        f"got {type(x1).__name__} and {type(x2).__name__}")
+    d1, d2 = n1.dtype, n2.dtype
+    if d1 is not d2:
+        d = dt.PROMOTION[d1, d2]
+        n1 = astype_node(n1, d)
+        n2 = astype_node(n2, d)
+    return n1, n2
+
+
+def _binary_apply(prim, name, x1, x2):
+    n1, n2 = binary_nodes(name, x1, x2)
+    if n1.dtype not in prim.accepts:
+        raise TypeError(f"{name}: operands have dtypes {_dtype_of(x1)} and {_dtype_of(x2)}; "
+                        f"expected {_category(prim)} dtypes")
+    return wrap(make(prim, (n1, n2)))
+
+
+def _dtype_of(x):
+    return x.dtype if isinstance(x, Array) else type(x).__name__
+
+
+def _category(prim):
+    for name, members in dt.CATEGORIES.items():
+        if members == prim.accepts:
+            return name
+    return "other"
+
+
+def _unary_node(prim, name, x):
+    if not isinstance(x, Array):
+        raise TypeError(f"{name}: x must be an arrayx array, got {type(x).__name__}")
+    node = x._node
+    if node.dtype not in prim.accepts:
+        raise TypeError(f"{name}: x has dtype {node.dtype}; expected a {_category(prim)} dtype")
+    return make(prim, (node,))
+
+
+def _unary(name, doc):
+    prim = P[name]
+
+    def fn(x, /):
+        return wrap(_unary_node(prim, name, x))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+def _binary(name, doc):
+    prim = P[name]
+
+    def fn(x1, x2, /):
+        return _binary_apply(prim, name, x1, x2)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+def _integer_identity(name, doc):
+    """Rounding functions: an integer input is already integer-valued."""
+    prim = P[name]
+
+    def fn(x, /):
+        if isinstance(x, Array) and x.dtype in dt.CATEGORIES["integer or bool"] and x.dtype != dt.bool:
+            return Array._new(x._node)
+        return wrap(_unary_node(prim, name, x))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+abs = _unary("abs", "Calculates the absolute value for each element x_i of the input array x.")
+acos = _unary("acos", "Calculates the principal value of the inverse cosine for each element x_i of x.")
+acosh = _unary("acosh", "Calculates the inverse hyperbolic cosine for each element x_i of x.")
+asin = _unary("asin", "Calculates the principal value of the inverse sine for each element x_i of x.")
+asinh = _unary("asinh", "Calculates the inverse hyperbolic sine for each element x_i of x.")
+atan = _unary("atan", "Calculates the principal value of the inverse tangent for each element x_i of x.")
+atanh = _unary("atanh", "Calculates the inverse hyperbolic tangent for each element x_i of x.")
+bitwise_invert = _unary("bitwise_invert", "Inverts (flips) each bit for each element x_i of x.")
+ceil = _integer_identity("ceil", "Rounds each element x_i of x to the smallest integer-valued number not less than x_i.")
+conj = _unary("conj", "Returns the complex conjugate for each element x_i of x.")
+cos = _unary("cos", "Calculates the cosine for each element x_i of x.")
+cosh = _unary("cosh", "Calculates the hyperbolic cosine for each element x_i of x.")
+exp = _unary("exp", "Calculates the exponential function for each element x_i of x (e raised to x_i).")
+expm1 = _unary("expm1", "Calculates exp(x_i) - 1 for each element x_i of x, accurately for small x_i.")
+floor = _integer_identity("floor", "Rounds each element x_i of x to the greatest integer-valued number not greater than x_i.")
+imag = _unary("imag", "Returns the imaginary component of each element x_i of a complex array x.")
+isfinite = _unary("isfinite", "Tests each element x_i of x to determine if it is finite.")
+isinf = _unary("isinf", "Tests each element x_i of x to determine if it is equal to positive or negative infinity.")
+isnan = _unary("isnan", "Tests each element x_i of x to determine whether it is NaN.")
+log = _unary("log", "Calculates the natural (base e) logarithm for each element x_i of x.")
+log1p = _unary("log1p", "Calculates log(1 + x_i) for each element x_i of x, accurately for small x_i.")
+log2 = _unary("log2", "Calculates the base 2 logarithm for each element x_i of x.")
+log10 = _unary("log10", "Calculates the base 10 logarithm for each element x_i of x.")
+logical_not = _unary("logical_not", "Computes the logical NOT for each element x_i of a boolean array x.")
+negative = _unary("negative", "Computes the numerical negative of each element x_i of x.")
+real = _unary("real", "Returns the real component of each element x_i of x.")
+round = _integer_identity("round", "Rounds each element x_i of x to the nearest integer-valued number (halves to even).")
+sign = _unary("sign", "Returns an indication of the sign of each element x_i of x (x_i / |x_i| for complex).")
+signbit = _unary("signbit", "Determines whether the sign bit is set for each element x_i of x.")
+sin = _unary("sin", "Calculates the sine for each element x_i of x.")
+sinh = _unary("sinh", "Calculates the hyperbolic sine for each element x_i of x.")
+sqrt = _unary("sqrt", "Calculates the principal square root for each element x_i of x.")
+square = _unary("square", "Squares each element x_i of x.")
+tan = _unary("tan", "Calculates the tangent for each element x_i of x.")
+tanh = _unary("tanh", "Calculates the hyperbolic tangent for each element x_i of x.")
+trunc = _integer_identity("trunc", "Rounds each element x_i of x to the nearest integer-valued number closer to zero.")
+
+add = _binary("add", "Calculates the sum for each element x1_i of x1 with the respective element x2_i of x2.")
+atan2 = _binary("atan2", "Calculates the inverse tangent of the quotient x1/x2, with the quadrant from the signs of x1_i and x2_i.")
+bitwise_and = _binary("bitwise_and", "Computes the bitwise AND of x1_i and x2_i.")
+bitwise_left_shift = _binary("bitwise_left_shift", "Shifts the bits of x1_i to the left by x2_i positions.")
+bitwise_or = _binary("bitwise_or", "Computes the bitwise OR of x1_i and x2_i.")
+bitwise_right_shift = _binary("bitwise_right_shift", "Shifts the bits of x1_i to the right by x2_i positions.")
+bitwise_xor = _binary("bitwise_xor", "Computes the bitwise XOR of x1_i and x2_i.")
+copysign = _binary("copysign", "Composes a value with the magnitude of x1_i and the sign of x2_i.")
+equal = _binary("equal", "Computes the truth value of x1_i == x2_i.")
+floor_divide = _binary("floor_divide", "Rounds the result of dividing x1_i by x2_i to the greatest integer-valued number not greater than it.")
+greater = _binary("greater", "Computes the truth value of x1_i > x2_i.")
+greater_equal = _binary("greater_equal", "Computes the truth value of x1_i >= x2_i.")
+hypot = _binary("hypot", "Computes the square root of the sum of squares of x1_i and x2_i, avoiding underflow and overflow.")
+less = _binary("less", "Computes the truth value of x1_i < x2_i.")
+less_equal = _binary("less_equal", "Computes the truth value of x1_i <= x2_i.")
+logaddexp = _binary("logaddexp", "Calculates log(exp(x1_i) + exp(x2_i)) without overflow.")
+logical_and = _binary("logical_and", "Computes the logical AND of boolean x1_i and x2_i.")
+logical_or = _binary("logical_or", "Computes the logical OR of boolean x1_i and x2_i.")
+logical_xor = _binary("logical_xor", "Computes the logical XOR of boolean x1_i and x2_i.")
+maximum = _binary("maximum", "Computes the maximum of x1_i and x2_i (NaN if either is NaN).")
+minimum = _binary("minimum", "Computes the minimum of x1_i and x2_i (NaN if either is NaN).")
+multiply = _binary("multiply", "Calculates the product of x1_i and x2_i.")
+nextafter = _binary("nextafter", "Returns the next representable floating-point value after x1_i in the direction of x2_i.")
+not_equal = _binary("not_equal", "Computes the truth value of x1_i != x2_i.")
+pow = _binary("pow", "Calculates x1_i raised to the power x2_i.")
+remainder = _binary("remainder", "Returns the remainder of division x1_i / x2_i, with the sign of x2_i.")
+subtract = _binary("subtract", "Calculates the difference x1_i - x2_i.")
+
+_DIVIDE = P["divide"]
+
+
+def divide(x1, x2, /):
+    """Calculates the division of x1_i by x2_i.
+
+    Integer operands are divided as the default floating-point dtype.
+    """
+    n1, n2 = binary_nodes("divide", x1, x2)
+    if n1.dtype not in _DIVIDE.accepts:
+        if n1.dtype not in dt.CATEGORIES["numeric"]:
+            raise TypeError(f"divide: operands have dtypes {_dtype_of(x1)} and {_dtype_of(x2)}; expected numeric dtypes")
+        n1, n2 = astype_node(n1, dt.DEFAULT_FLOAT), astype_node(n2, dt.DEFAULT_FLOAT)
+    return wrap(make(_DIVIDE, (n1, n2)))
+
+
+def positive(x, /):
+    """Computes the numerical positive of each element x_i of x (a new array with the same values)."""
+    if not isinstance(x, Array):
+        raise TypeError(f"positive: x must be an arrayx array, got {type(x).__name__}")
+    if x.dtype not in dt.CATEGORIES["numeric"]:
+        raise TypeError(f"positive: x has dtype {x.dtype}; expected a numeric dtype")
+    return Array._new(x._node)
+
+
+def reciprocal(x, /):
+    """Returns the reciprocal 1 / x_i for each element x_i of x."""
+    if not isinstance(x, Array):
+        raise TypeError(f"reciprocal: x must be an arrayx array, got {type(x).__name__}")
+    if x.dtype not in dt.CATEGORIES["floating"]:
+        raise TypeError(f"reciprocal: x has dtype {x.dtype}; expected a floating dtype")
+    return _binary_apply(_DIVIDE, "reciprocal", 1.0, x)
+
+
+def _clip_bound(x, bound, argname):
+    node = x._node
+    if isinstance(bound, Array):
+        if bound.device != x.device:
+            raise ValueError(f"clip: {argname} is on {bound.device}, x on {x.device}")
+        if (bound.dtype in dt.INTEGER) != (node.dtype in dt.INTEGER) or bound.dtype == dt.bool:
+            raise TypeError(f"clip: {argname} has dtype {bound.dtype}, which does not match x's {node.dtype}")
+        return astype_node(bound._node, node.dtype)
+    if type(bound) not in (int, float):
+        raise TypeError(f"clip: {argname} must be None, a Python int/float or an array, got {type(bound).__name__}")
+    if node.dtype in dt.INTEGER:
+        if type(bound) is float:
+            raise TypeError(f"clip: {argname} is a float but x has integer dtype {node.dtype}")
+        lo, hi = dt.INT_BOUNDS[node.dtype]
+        bound = min(max(bound, lo), hi)  # values of x lie within its dtype's range anyway
+    return scalar_node(bound, node.dtype, node.device, "clip")
+
+
+def clip(x, /, min=None, max=None):
+    """Clamps each element x_i of x to the range [min, max] (NaN if any of them is NaN).
+
+    The result has the broadcast shape of x, min and max.
+    """
+    if not isinstance(x, Array):
+        raise TypeError(f"clip: x must be an arrayx array, got {type(x).__name__}")
+    if x.dtype not in dt.CATEGORIES["real numeric"]:
+        raise TypeError(f"clip: x has dtype {x.dtype}; expected a real numeric dtype")
+    node = x._node
+    for prim, bound, argname in ((P["maximum"], min, "min"), (P["minimum"], max, "max")):
+        if bound is None:
+            continue
+        node = make(prim, (node, _clip_bound(x, bound, argname)))
+    return wrap(node) if node is not x._node else Array._new(node)
+
+
+def where(condition, x1, x2, /):
+    """Returns elements chosen from x1 or x2 depending on condition."""
+    if not isinstance(condition, Array):
+        raise TypeError(f"where: condition must be an arrayx array, got {type(condition).__name__}")
+    if condition.dtype != dt.bool:
+        raise TypeError(f"where: condition has dtype {condition.dtype}; expected bool")
+    n1, n2 = binary_nodes("where", x1, x2)
+    cond = condition._node
+    if cond.device != n1.device:
+        raise ValueError(f"where: condition is on {cond.device}, the operands on {n1.device}")
+    return wrap(make(P["where"], (cond, n1, n2)))

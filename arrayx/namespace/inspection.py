@@ -1,0 +1,48 @@
+"""The inspection API: `__array_namespace_info__()`."""
+
+from .. import dtypes as dt, executors
+from ..device import CPU
+from .build import check_device
+
+
+class Info:
+    """What this namespace supports, as the standard's inspection API reports it."""
+
+    __module__ = "arrayx"
+
+    def capabilities(self):
+        """Optional features of the namespace."""
+        return {
+            "boolean indexing": False,
+            "data-dependent shapes": False,
+            "max dimensions": 64,
+        }
+
+    def default_device(self):
+        """The device arrays are created on when none is given."""
+        return CPU
+
+    def default_dtypes(self, *, device=None):
+        """Default dtypes for each kind, on `device`."""
+        check_device(device, "default_dtypes")
+        return {
+            "real floating": dt.DEFAULT_FLOAT,
+            "complex floating": dt.DEFAULT_COMPLEX,
+            "integral": dt.DEFAULT_INT,
+            "indexing": dt.DEFAULT_INDEX,
+        }
+
+    def dtypes(self, *, device=None, kind=None):
+        """The dtypes supported on `device`, optionally only those of `kind`."""
+        check_device(device, "dtypes")
+        from .data_types import isdtype
+        return {str(d): d for d in dt.ALL if kind is None or isdtype(d, kind)}
+
+    def devices(self):
+        """The devices arrays can be placed on."""
+        return tuple(executors.devices())
+
+
+def __array_namespace_info__():
+    """Returns a namespace with Array API namespace inspection utilities."""
+    return Info()

@@ -1,0 +1,241 @@
+"""Manipulation functions of the array API standard.
+
+reshape, permute, broadcast, slice, flip, pad and concat are primitives (views
+in the CPU executor where NumPy can make one); the others are composites.
+"""
+
+import operator
+
+from .. import dtypes as dt
+from ..graph.primitives import broadcast_shapes as _broadcast_shapes
+from .build import (P, astype_node, broadcast_node, make, node_of, normalize_axes, normalize_axis,
+                    reshape_node, same_device, wrap)
+
+
+def slice_axis(node, axis, start, stop, step=1):
+    """node[..., start:stop:step, ...] along `axis` (normalized bounds)."""
+    starts = [0] * len(node.shape)
+    stops = list(node.shape)
+    steps = [1] * len(node.shape)
+    starts[axis], stops[axis], steps[axis] = start, stop, step
+    return make(P["slice"], (node,), (tuple(starts), tuple(stops), tuple(steps)))
+
+
+def concat_nodes(nodes, axis, name):
+    """Join nodes along an existing axis, promoting them to one dtype."""
+    first = nodes[0].shape
+    for i, n in enumerate(nodes):
+        if len(n.shape) != len(first) or any(a != b for j, (a, b) in enumerate(zip(n.shape, first)) if j != axis):
+            raise ValueError(f"{name}: array {i} of shape {n.shape} does not match shape {first} except along axis {axis}")
+    same_device(name, nodes)
+    dtype = nodes[0].dtype
+    for n in nodes[1:]:
+        dtype = dt.PROMOTION[dtype, n.dtype]
+    nodes = tuple(astype_node(n, dtype) for n in nodes)
+    if len(nodes) == 1:
+        return nodes[0]
+    return make(P["concat"], nodes, (axis,))
+
+
+def _nodes(arrays, name):
+    if not isinstance(arrays, (tuple, list)) or not arrays:
+        raise TypeError(f"{name}: arrays must be a non-empty tuple or list of arrays")
+    return [node_of(a, name, f"arrays[{i}]") for i, a in enumerate(arrays)]
+
+
+def broadcast_shapes(*shapes):
+    """The shape that results from broadcasting the given shapes together."""
+    if not shapes:
+        return ()
+    return _broadcast_shapes("broadcast_shapes", *(tuple(s) for s in shapes))
+
+
+def broadcast_to(x, /, shape):
+    """Broadcasts an array to a specified shape."""
+    node = node_of(x, "broadcast_to")
+    shape = tuple(operator.index(n) for n in shape)
+    if _broadcast_shapes("broadcast_to", node.shape, shape) != shape:
+        raise ValueError(f"broadcast_to: cannot broadcast shape {node.shape} to {shape}")
+    return wrap(broadcast_node(node, shape))
+
+
+def broadcast_arrays(*arrays):
+    """Broadcasts one or more arrays against one another."""
+    nodes = [node_of(a, "broadcast_arrays", f"arrays[{i}]") for i, a in enumerate(arrays)]
+    if not nodes:
+        return ()
+    shape = _broadcast_shapes("broadcast_arrays", *(n.shape for n in nodes))
+    return tuple(wrap(broadcast_node(n, shape)) for n in nodes)
+
+
+def concat(arrays, /, *, axis=0):
+    """Joins a sequence of arrays along an existing axis (axis=None flattens them first)."""
+    nodes = _nodes(arrays, "concat")
+    if axis is None:
+        nodes = [reshape_node(n, (_size(n.shape),)) for n in nodes]
+        axis = 0
+    else:
+        if any(len(n.shape) == 0 for n in nodes):
+            raise ValueError("concat: 0-dimensional arrays cannot be concatenated; use axis=None or stack")
+        axis = normalize_axis(axis, len(nodes[0].shape), "concat")
+    return wrap(concat_nodes(nodes, axis, "concat"))
+
+
+def stack(arrays, /, *, axis=0):
+    """Joins a sequence of arrays along a new axis."""
+    nodes = _nodes(arrays, "stack")
+    shape = nodes[0].shape
+    for i, n in enumerate(nodes):
+        if n.shape != shape:
+            raise ValueError(f"stack: arrays[{i}] has shape {n.shape}, arrays[0] has {shape}")
+    axis = normalize_axis(axis, len(shape) + 1, "stack")
+    expanded = [reshape_node(n, shape[:axis] + (1,) + shape[axis:]) for n in nodes]
+    return wrap(concat_nodes(expanded, axis, "stack"))
+
+
+def _size(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def reshape(x, /, shape, *, copy=None):
+    """Reshapes an array without changing its data (one dimension may be -1).
+
+    A reshape node is a view of its input, so every `copy` value is honoured:
+    arrays are immutable, and no data is copied either way.
+    """
+    node = node_of(x, "reshape")
+    try:
+        shape = tuple(operator.index(n) for n in shape)
+    except TypeError:
+        raise TypeError(f"reshape: shape must be a sequence of ints, got {shape!r}") from None
+    size = _size(node.shape)
+    unknown = [i for i, n in enumerate(shape) if n == -1]
+    if len(unknown) > 1 or any(n < -1 for n in shape):
+        raise ValueError(f"reshape: invalid shape {shape}")
+    if unknown:
+        known = _size(n for n in shape if n != -1)
+        if known == 0 or size % known:
+            raise ValueError(f"reshape: cannot reshape an array of size {size} into shape {shape}")
+        shape = tuple(size // known if n == -1 else n for n in shape)
+    if _size(shape) != size:
+        raise ValueError(f"reshape: cannot reshape an array of size {size} into shape {shape}")
+    return wrap(reshape_node(node, shape))
+
+
+def permute_dims(x, /, axes):
+    """Permutes the axes (dimensions) of an array x."""
+    node = node_of(x, "permute_dims")
+    ndim = len(node.shape)
+    axes = tuple(normalize_axis(a, ndim, "permute_dims") for a in axes)
+    if sorted(axes) != list(range(ndim)):
+        raise ValueError(f"permute_dims: axes {axes} are not a permutation of {ndim} dimensions")
+    if axes == tuple(range(ndim)):
+        return wrap(reshape_node(node, node.shape))
+    return wrap(make(P["permute"], (node,), (axes,)))
+
+
+def expand_dims(x, /, axis=0):
+    """Expands the shape of an array by inserting new axes of size one at `axis` (an int or tuple)."""
+    node = node_of(x, "expand_dims")
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    ndim = len(node.shape) + len(axes)
+    positions = normalize_axes(tuple(axes), ndim, "expand_dims")
+    dims = iter(node.shape)
+    shape = tuple(1 if i in positions else next(dims) for i in range(ndim))
+    return wrap(reshape_node(node, shape))
+
+
+def squeeze(x, /, axis):
+    """Removes singleton dimensions (axes) from x."""
+    node = node_of(x, "squeeze")
+    axes = normalize_axes(axis, len(node.shape), "squeeze")
+    for a in axes:
+        if node.shape[a] != 1:
+            raise ValueError(f"squeeze: axis {a} has size {node.shape[a]}, not 1")
+    return wrap(reshape_node(node, tuple(n for i, n in enumerate(node.shape) if i not in axes)))
+
+
+def flip(x, /, *, axis=None):
+    """Reverses the order of elements in an array along the given axes."""
+    node = node_of(x, "flip")
+    axes = normalize_axes(axis, len(node.shape), "flip")
+    if not axes:
+        return wrap(reshape_node(node, node.shape))
+    return wrap(make(P["flip"], (node,), (axes,)))
+
+
+def moveaxis(x, source, destination, /):
+    """Moves array axes to new positions; other axes keep their order."""
+    node = node_of(x, "moveaxis")
+    ndim = len(node.shape)
+    src = source if isinstance(source, tuple) else (source,)
+    dst = destination if isinstance(destination, tuple) else (destination,)
+    if len(src) != len(dst):
+        raise ValueError(f"moveaxis: source {source} and destination {destination} differ in length")
+    src = [normalize_axis(a, ndim, "moveaxis") for a in src]
+    dst = [normalize_axis(a, ndim, "moveaxis") for a in dst]
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ValueError("moveaxis: repeated axes")
+    order = [a for a in range(ndim) if a not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return permute_dims(x, tuple(order))
+
+
+def roll(x, /, shift, *, axis=None):
+    """Rolls array elements along the given axes; elements leaving one end come back at the other."""
+    node = node_of(x, "roll")
+    if axis is None:
+        flat = reshape_node(node, (_size(node.shape),))
+        return wrap(reshape_node(_roll_axis(flat, _int_shift(shift), 0), node.shape))
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    shifts = shift if isinstance(shift, tuple) else (shift,) * len(axes)
+    if len(shifts) != len(axes):
+        raise ValueError(f"roll: shift {shift} and axis {axis} differ in length")
+    for s, a in zip(shifts, axes):
+        node = _roll_axis(node, _int_shift(s), normalize_axis(a, len(node.shape), "roll"))
+    return wrap(node)
+
+
+def _int_shift(shift):
+    try:
+        return operator.index(shift)
+    except TypeError:
+        raise TypeError(f"roll: shift must be an int or a tuple of ints, got {shift!r}") from None
+
+
+def _roll_axis(node, shift, axis):
+    n = node.shape[axis]
+    if n == 0 or shift % n == 0:
+        return node
+    k = shift % n
+    return make(P["concat"], (slice_axis(node, axis, n - k, n), slice_axis(node, axis, 0, n - k)), (axis,))
+
+
+def tile(x, repetitions, /):
+    """Constructs an array by tiling x the given number of times along each dimension."""
+    node = node_of(x, "tile")
+    reps = tuple(operator.index(r) for r in repetitions)
+    if any(r < 0 for r in reps):
+        raise ValueError(f"tile: repetitions must be non-negative, got {reps}")
+    ndim = max(len(reps), len(node.shape))
+    reps = (1,) * (ndim - len(reps)) + reps
+    shape = (1,) * (ndim - len(node.shape)) + node.shape
+    # Broadcast a new axis of size r before each dimension, then merge the pairs.
+    interleaved = tuple(d for pair in zip((1,) * ndim, shape) for d in pair)
+    node = reshape_node(node, interleaved)
+    node = broadcast_node(node, tuple(d for pair in zip(reps, shape) for d in pair))
+    return wrap(reshape_node(node, tuple(r * s for r, s in zip(reps, shape))))
+
+
+def unstack(x, /, *, axis=0):
+    """Splits an array into a tuple of arrays along the given axis."""
+    node = node_of(x, "unstack")
+    if len(node.shape) == 0:
+        raise ValueError("unstack: x must have at least one dimension")
+    axis = normalize_axis(axis, len(node.shape), "unstack")
+    rest = node.shape[:axis] + node.shape[axis + 1:]
+    return tuple(wrap(reshape_node(slice_axis(node, axis, i, i + 1), rest)) for i in range(node.shape[axis]))

@@ -1,0 +1,146 @@
+"""Statistical functions of the array API standard.
+
+sum, prod, max, min and the cumulative functions are primitives; mean, var
+and std are composites of them.
+"""
+
+from .. import dtypes as dt
+from .build import (P, astype_node, check_dtype, make, node_of, normalize_axes, normalize_axis,
+                    scalar_node, wrap)
+from .creation import check_dtype_arg
+
+
+def reduce(name, prim, x, axis, keepdims, accepts):
+    """A reduction node of `prim` over `axis` of `x`, checked for `name`."""
+    node = node_of(x, name)
+    check_dtype(node, accepts, name)
+    axes = normalize_axes(axis, len(node.shape), name)
+    return node, make(prim, (node,), (axes, bool(keepdims)))
+
+
+def _count(node, axes):
+    n = 1
+    for a in axes:
+        n *= node.shape[a]
+    return n
+
+
+def _accumulator(node, dtype, name):
+    """The dtype sum/prod accumulate in: dtype= if given, else the standard's default."""
+    if dtype is not None:
+        dtype = check_dtype_arg(dtype, name)
+        if node.dtype in dt.COMPLEX and dtype not in dt.COMPLEX:
+            raise TypeError(f"{name}: cannot accumulate complex {node.dtype} as {dtype}")
+        return dtype
+    if node.dtype in dt.SIGNED or node.dtype == dt.bool:
+        return dt.DEFAULT_INT
+    if node.dtype in dt.UNSIGNED:
+        return dt.uint64
+    return node.dtype
+
+
+def _sum_like(name, x, axis, dtype, keepdims):
+    node = node_of(x, name)
+    check_dtype(node, "numeric", name)
+    node = astype_node(node, _accumulator(node, dtype, name))
+    axes = normalize_axes(axis, len(node.shape), name)
+    return wrap(make(P[name], (node,), (axes, bool(keepdims))))
+
+
+def sum(x, /, *, axis=None, dtype=None, keepdims=False):
+    """Calculates the sum of the input array x (integers accumulate in the default integer dtype)."""
+    return _sum_like("sum", x, axis, dtype, keepdims)
+
+
+def prod(x, /, *, axis=None, dtype=None, keepdims=False):
+    """Calculates the product of the input array x (integers accumulate in the default integer dtype)."""
+    return _sum_like("prod", x, axis, dtype, keepdims)
+
+
+def _extremum(name, x, axis, keepdims):
+    node, out = reduce(name, P[name], x, axis, keepdims, "real numeric")
+    axes = out.attrs[0]
+    if any(node.shape[a] == 0 for a in axes):
+        raise ValueError(f"{name}: zero-size reduction over axes {axes} of an array of shape {node.shape} has no identity")
+    return wrap(out)
+
+
+def max(x, /, *, axis=None, keepdims=False):
+    """Calculates the maximum value of the input array x (NaN if any element is NaN)."""
+    return _extremum("max", x, axis, keepdims)
+
+
+def min(x, /, *, axis=None, keepdims=False):
+    """Calculates the minimum value of the input array x (NaN if any element is NaN)."""
+    return _extremum("min", x, axis, keepdims)
+
+
+def _mean_node(node, axes, keepdims, name):
+    total = make(P["sum"], (node,), (axes, keepdims))
+    count = scalar_node(_count(node, axes), dt.real_dtype(node.dtype), node.device, name)
+    return make(P["divide"], (total, astype_node(count, node.dtype)))
+
+
+def mean(x, /, *, axis=None, keepdims=False):
+    """Calculates the arithmetic mean of the input array x (NaN over zero elements)."""
+    node = node_of(x, "mean")
+    check_dtype(node, "floating", "mean")
+    axes = normalize_axes(axis, len(node.shape), "mean")
+    return wrap(_mean_node(node, axes, bool(keepdims), "mean"))
+
+
+def _var_node(x, axis, correction, keepdims, name):
+    node = node_of(x, name)
+    check_dtype(node, "real floating", name)
+    if type(correction) not in (int, float) or correction < 0:
+        raise ValueError(f"{name}: correction must be a non-negative int or float, got {correction!r}")
+    axes = normalize_axes(axis, len(node.shape), name)
+    centered = make(P["subtract"], (node, _mean_node(node, axes, True, name)))
+    squares = make(P["multiply"], (centered, centered))
+    total = make(P["sum"], (squares,), (axes, bool(keepdims)))
+    dof = _count(node, axes) - correction
+    denominator = scalar_node(float(dof) if dof > 0 else 0.0, node.dtype, node.device, name)
+    return make(P["divide"], (total, denominator))
+
+
+def var(x, /, *, axis=None, correction=0.0, keepdims=False):
+    """Calculates the variance of the input array x, dividing by N - correction."""
+    return wrap(_var_node(x, axis, correction, keepdims, "var"))
+
+
+def std(x, /, *, axis=None, correction=0.0, keepdims=False):
+    """Calculates the standard deviation of the input array x, dividing by N - correction."""
+    return wrap(make(P["sqrt"], (_var_node(x, axis, correction, keepdims, "std"),)))
+
+
+def _cumulative(name, x, axis, dtype, include_initial):
+    node = node_of(x, name)
+    check_dtype(node, "numeric", name)
+    ndim = len(node.shape)
+    if axis is None:
+        if ndim > 1:
+            raise ValueError(f"{name}: axis is required for an array of {ndim} dimensions")
+        axis = 0
+    if ndim == 0:
+        raise ValueError(f"{name}: x must have at least one dimension")
+    axis = normalize_axis(axis, ndim, name)
+    node = astype_node(node, _accumulator(node, dtype, name))
+    out = make(P[name], (node,), (axis,))
+    if include_initial:
+        pads = tuple((1, 0) if i == axis else (0, 0) for i in range(ndim))
+        identity = 0 if name == "cumulative_sum" else 1
+        out = make(P["pad"], (out,), (pads, out.dtype.type(identity)))
+    return wrap(out)
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Calculates the cumulative sum of elements of x along an axis."""
+    return _cumulative("cumulative_sum", x, axis, dtype, include_initial)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Calculates the cumulative product of elements of x along an axis."""
+    return _cumulative("cumulative_prod", x, axis, dtype, include_initial)
+
+
+__all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]

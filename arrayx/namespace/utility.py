@@ -1,0 +1,40 @@
+"""Utility functions of the array API standard."""
+
+from .. import dtypes as dt
+from .build import P, make, node_of, normalize_axis, wrap
+from .manipulation import concat_nodes, slice_axis
+from .statistical import reduce
+
+
+def all(x, /, *, axis=None, keepdims=False):
+    """Tests whether all input array elements evaluate to True along the given axes."""
+    return wrap(reduce("all", P["all"], x, axis, keepdims, "any")[1])
+
+
+def any(x, /, *, axis=None, keepdims=False):
+    """Tests whether any input array element evaluates to True along the given axes."""
+    return wrap(reduce("any", P["any"], x, axis, keepdims, "any")[1])
+
+
+def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
+    """Calculates the n-th discrete forward difference along an axis.
+
+    prepend and append are joined to x along `axis` before differencing.
+    """
+    node = node_of(x, "diff")
+    if len(node.shape) == 0:
+        raise ValueError("diff: x must have at least one dimension")
+    axis = normalize_axis(axis, len(node.shape), "diff")
+    if type(n) is not int or n < 0:
+        raise ValueError(f"diff: n must be a non-negative int, got {n!r}")
+    parts = [node_of(p, "diff", argname) for p, argname in ((prepend, "prepend"), (x, "x"), (append, "append"))
+             if p is not None]
+    node = concat_nodes(parts, axis, "diff") if len(parts) > 1 else node
+    # Booleans differ where they are not equal, as in NumPy.
+    subtract = P["not_equal"] if node.dtype == dt.bool else P["subtract"]
+    for _ in range(n):
+        length = node.shape[axis]
+        if length == 0:
+            break
+        node = make(subtract, (slice_axis(node, axis, 1, length), slice_axis(node, axis, 0, length - 1)))
+    return wrap(node)

@@ -1,0 +1,1 @@
+"""The scheduler: force points, plans, and the plan cache."""

@@ -1,0 +1,153 @@
+"""From force point to executed plan.
+
+`realize(nodes)` collects the unrealized graph below `nodes`, looks its
+structure up in the plan cache (primitives, attributes, shapes, dtypes,
+devices, and which nodes are inputs), builds and compiles a plan on a miss, runs
+it, and turns the requested nodes into realized leaves.
+
+A plan is a list of segments, each a run of steps compiled by one executor. A
+step whose primitive the device's executor does not support runs on the CPU
+executor; the plan transfers its inputs there and its result back.
+"""
+
+from .. import debug, executors
+from ..executors.base import Step
+from ..graph.node import toposort
+from ..graph.primitives import BUFFER
+
+PLAN_CACHE_SIZE = 4096
+_plans = {}
+
+
+class Plan:
+    __slots__ = ("n_slots", "segments", "outputs")
+
+    def __init__(self, n_slots, segments, outputs):
+        self.n_slots = n_slots
+        self.segments = segments    # [(callable(slots), step count)]
+        self.outputs = outputs      # slot of each requested node
+
+
+def _structure(order, requested):
+    """The plan-cache key of a graph, and its input nodes in slot order."""
+    position = {}
+    key = []
+    inputs = []
+    for i, node in enumerate(order):
+        position[id(node)] = i
+        if node.buffer is not None:
+            inputs.append(node)
+            key.append((node.shape, node.dtype, node.device))
+        else:
+            key.append((node.op.name, node.attrs, node.shape, node.dtype, node.device,
+                        tuple(position[id(n)] for n in node.inputs)))
+    key.append(tuple(position[id(n)] for n in requested))
+    return tuple(key), inputs
+
+
+def _transfer_step(source, target):
+    def run(slots, s, t):
+        slots[t] = source.transfer(slots[s], target)
+    return run
+
+
+def _build_plan(order, requested):
+    """Assign slots (inputs first), split into executor segments, compile."""
+    slot = {}
+    n_inputs = 0
+    for node in order:
+        if node.buffer is not None:
+            slot[id(node)] = n_inputs
+            n_inputs += 1
+    n_slots = n_inputs
+    owner = {slot[id(n)]: executors.executor_for(n.device) for n in order if n.buffer is not None}
+    segments = []  # [executor, [steps]] or ('transfer', fn, s, t)
+    for node in order:
+        if node.buffer is not None:
+            continue
+        home = executors.executor_for(node.device)
+        ex = home if node.op.name in home.supports else executors.cpu
+        args = []
+        for n in node.inputs:
+            s = slot[id(n)]
+            if owner[s] is not ex:
+                segments.append(("transfer", _transfer_step(owner[s], ex), s, n_slots))
+                owner[n_slots] = ex
+                s = n_slots
+                n_slots += 1
+            args.append(s)
+        out = n_slots
+        n_slots += 1
+        owner[out] = ex
+        step = Step(node.op, node.attrs, node.shape, node.dtype, tuple(args), out)
+        if segments and segments[-1][0] is ex:
+            segments[-1][1].append(step)
+        else:
+            segments.append([ex, [step]])
+        if ex is not home:
+            segments.append(("transfer", _transfer_step(ex, home), out, n_slots))
+            owner[n_slots] = home
+            n_slots += 1
+        slot[id(node)] = n_slots - 1
+    outputs = [slot[id(n)] for n in requested]
+    return Plan(n_slots, _compile(segments, outputs), outputs)
+
+
+def _compile(segments, outputs):
+    """Compile each segment with the drops that free intermediates early."""
+    last_use = {}
+    for i, seg in enumerate(segments):
+        if seg[0] == "transfer":
+            last_use[seg[2]] = (i, None)
+        else:
+            for j, step in enumerate(seg[1]):
+                for s in step.args:
+                    last_use[s] = (i, j)
+    keep = set(outputs)
+    compiled = []
+    for i, seg in enumerate(segments):
+        if seg[0] == "transfer":
+            _, fn, s, t = seg
+            compiled.append(((lambda slots, fn=fn, s=s, t=t: fn(slots, s, t)), 0))
+            continue
+        ex, steps = seg
+        drops = [[] for _ in steps]
+        for s, (si, j) in last_use.items():
+            if si == i and j is not None and s not in keep:
+                drops[j].append(s)
+        compiled.append((ex.compile(steps, drops), len(steps)))
+    return compiled
+
+
+def realize(nodes):
+    """Compute the buffers of `nodes` (a force point)."""
+    requested = []
+    seen = set()
+    for n in nodes:
+        if n.buffer is None and id(n) not in seen:
+            seen.add(id(n))
+            requested.append(n)
+    if not requested:
+        return
+    order = toposort(requested)
+    key, inputs = _structure(order, requested)
+    plan = _plans.get(key)
+    if plan is None:
+        plan = _build_plan(order, requested)
+        if len(_plans) >= PLAN_CACHE_SIZE:
+            del _plans[next(iter(_plans))]
+        _plans[key] = plan
+        debug.counters["plans_built"] += 1
+    else:
+        debug.counters["plan_cache_hits"] += 1
+    del order
+    slots = [n.buffer for n in inputs] + [None] * (plan.n_slots - len(inputs))
+    del inputs
+    steps = 0
+    for program, count in plan.segments:
+        program(slots)
+        steps += count
+    debug.counters["realizations"] += 1
+    debug.counters["steps_run"] += steps
+    for node, s in zip(requested, plan.outputs):
+        node.realize_as(slots[s], BUFFER)

@@ -1,0 +1,134 @@
+"""The lazy-graph contract: nothing runs before a force point, plans are cached,
+deep graphs evaluate, realized nodes drop their inputs, mutation does not leak."""
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import arrayx as xp
+from arrayx import debug
+
+
+@pytest.fixture(autouse=True)
+def fresh_counters():
+    debug.reset()
+
+
+def test_building_a_graph_runs_no_step():
+    x = xp.asarray(np.arange(10.0))
+    y = xp.exp(x) * 2.0 + xp.sin(x)
+    z = xp.sum(y, axis=0)
+    assert (z.shape, z.dtype) == ((), xp.float64)
+    assert debug.counters["steps_run"] == 0
+    assert debug.counters["realizations"] == 0
+
+
+@pytest.mark.parametrize("force", [bool, float, int, complex, repr, np.asarray, xp.eval])
+def test_each_force_point_runs_the_plan(force):
+    y = xp.sum(xp.asarray([1.0, 2.0]) * 3.0)
+    force(y)
+    assert debug.counters["realizations"] == 1
+    assert float(y) == 9.0
+
+
+def test_rebuilt_graph_hits_the_plan_cache():
+    data = np.linspace(0, 1, 100)
+    results = []
+    for i in range(5):
+        x = xp.asarray(data)
+        results.append(np.asarray(xp.tanh(x * 2.0 + 1.0) - x))
+    assert debug.counters["plans_built"] <= 1  # 0 if an earlier test built the same structure
+    assert debug.counters["plan_cache_hits"] + debug.counters["plans_built"] == 5
+    np.testing.assert_array_equal(results[0], np.tanh(data * 2.0 + 1.0) - data)
+
+
+def test_plan_cache_distinguishes_structure():
+    x = xp.asarray(np.ones(4))
+    np.asarray(x + x)
+    built = debug.counters["plans_built"]
+    np.asarray(x + xp.asarray(np.ones(4)))  # two inputs instead of one: another plan
+    np.asarray(xp.asarray(np.ones(5)) + xp.asarray(np.ones(5)))  # other shape: another plan
+    assert debug.counters["plans_built"] - built >= 1
+    np.asarray(x * x)
+    assert debug.counters["plans_built"] - built >= 2
+
+
+def test_million_deep_chain_evaluates():
+    x = xp.asarray(0.0)
+    for _ in range(1_000_000):
+        x = x + 1.0
+    assert float(x) == 1_000_000.0
+    assert debug.counters["auto_realizations"] > 0
+
+
+def test_deep_unrealized_graph_is_realized_without_recursion():
+    # Past the depth limit arrayx realizes by itself; the graph text view and
+    # evaluation of what remains must not recurse either.
+    x = xp.asarray(np.ones(3))
+    for _ in range(3000):
+        x = xp.negative(x)
+    assert len(xp.graph(x).splitlines()) <= 2001
+    np.testing.assert_array_equal(np.asarray(x), np.ones(3))
+
+
+def test_realized_node_drops_its_inputs():
+    big = xp.asarray(np.ones(1000))
+    intermediate = xp.exp(big)
+    ref = weakref.ref(intermediate._node)
+    y = intermediate + 1.0
+    del intermediate, big
+    xp.eval(y)
+    gc.collect()
+    assert y._node.inputs == ()
+    assert ref() is None
+
+
+def test_setitem_rebinds_and_earlier_results_keep_old_values():
+    x = xp.asarray([1.0, 2.0, 3.0])
+    y = x * 10.0
+    alias = x
+    x[0] = 100.0
+    assert np.asarray(y).tolist() == [10.0, 20.0, 30.0]
+    assert np.asarray(x).tolist() == [100.0, 2.0, 3.0]
+    assert alias is x  # a handle: the same object sees its own update
+
+
+def test_inplace_operator_rebinds_only_that_array():
+    x = xp.asarray([1, 2, 3])
+    before = x + 0
+    x += 5
+    assert np.asarray(x).tolist() == [6, 7, 8]
+    assert np.asarray(before).tolist() == [1, 2, 3]
+
+
+def test_eval_forces_several_arrays_with_one_plan():
+    x = xp.asarray(np.arange(5.0))
+    a, b = x * 2.0, x + 1.0
+    xp.eval(a, b)
+    assert debug.counters["realizations"] == 1
+    assert a._node.buffer is not None and b._node.buffer is not None
+
+
+def test_graph_view_computes_nothing():
+    x = xp.asarray([1.0, 2.0])
+    text = xp.graph(xp.exp(-x))
+    assert "negative(%" in text and "exp(%" in text
+    assert debug.counters["steps_run"] == 0
+
+
+def test_host_data_is_copied_unless_copy_false():
+    host = np.array([1.0, 2.0])
+    copied = xp.asarray(host)
+    shared = xp.asarray(host, copy=False)
+    host[0] = 50.0
+    assert float(copied[0]) == 1.0
+    assert float(shared[0]) == 50.0
+
+
+def test_asarray_view_of_value_is_read_only():
+    x = xp.asarray([1.0, 2.0])
+    view = np.asarray(x)
+    with pytest.raises(ValueError):
+        view[0] = 3.0
