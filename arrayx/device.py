@@ -2,18 +2,25 @@
 
 
 class Device:
-    """An array API device: where an array's buffer lives."""
+    """An array API device: where an array's buffer lives.
+
+    Devices are interned (`Device("cpu") is Device("cpu")`), so equality is
+    identity and hashing is cheap on the graph-build path.
+    """
 
     __slots__ = ("name",)
+    _interned = {}
 
-    def __init__(self, name):
-        self.name = name
+    def __new__(cls, name):
+        device = cls._interned.get(name)
+        if device is None:
+            device = object.__new__(cls)
+            device.name = name
+            cls._interned[name] = device
+        return device
 
-    def __eq__(self, other):
-        return isinstance(other, Device) and other.name == self.name
-
-    def __hash__(self):
-        return hash(self.name)
+    def __reduce__(self):
+        return Device, (self.name,)
 
     def __repr__(self):
         return f"Device({self.name!r})"

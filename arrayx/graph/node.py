@@ -21,12 +21,12 @@ class Node:
         self.dtype = dtype
         self.device = device
         self.buffer = buffer
-        if buffer is not None or not inputs:
-            self.depth = 0
-        elif len(inputs) == 1:
-            self.depth = inputs[0].depth + 1
-        else:
-            self.depth = max(n.depth for n in inputs) + 1
+        depth = 0
+        if buffer is None:
+            for n in inputs:
+                if n.depth >= depth:
+                    depth = n.depth + 1
+        self.depth = depth
 
     @property
     def realized(self):

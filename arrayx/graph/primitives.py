@@ -47,22 +47,22 @@ def broadcast_shapes(name, *shapes):
 
 def _same_shape_or_broadcast(name, inputs):
     shape = inputs[0].shape
-    for node in inputs[1:]:
+    for node in inputs:
         if node.shape != shape:
             return broadcast_shapes(name, *(n.shape for n in inputs))
     return shape
 
 
 def _elementwise(result):
-    def rule(prim, inputs, attrs):
-        shape = _same_shape_or_broadcast(prim.name, inputs)
-        dtype = inputs[-1].dtype
-        if result == "bool":
-            dtype = dt.bool
-        elif result == "real":
-            dtype = dt.real_dtype(dtype)
-        return shape, dtype
-    return rule
+    def same(prim, inputs, attrs):
+        return _same_shape_or_broadcast(prim.name, inputs), inputs[-1].dtype
+
+    def boolean(prim, inputs, attrs):
+        return _same_shape_or_broadcast(prim.name, inputs), dt.bool
+
+    def real(prim, inputs, attrs):
+        return _same_shape_or_broadcast(prim.name, inputs), dt.real_dtype(inputs[-1].dtype)
+    return {"same": same, "bool": boolean, "real": real}[result]
 
 
 def _astype_rule(prim, inputs, attrs):

@@ -179,15 +179,6 @@ class Array:
     def __invert__(self):
         return _ew.bitwise_invert(self)
 
-    def __matmul__(self, other, /):
-        return _binop(_linalg.matmul, self, other)
-
-    def __rmatmul__(self, other, /):
-        return _binop(_linalg.matmul, other, self)
-
-    def __imatmul__(self, other, /):
-        return self._inplace(_linalg.matmul, other)
-
     def _inplace(self, fn, other):
         result = _binop(fn, self, other)
         if result is NotImplemented:
@@ -200,47 +191,49 @@ class Array:
         return self
 
 
-_OPERAND = (Array, bool, int, float, complex)
+_SCALAR_TYPES = (bool, int, float, complex)
 
 
 def _binop(fn, x1, x2):
     """Apply a binary function, or NotImplemented for a foreign operand type."""
-    if type(x1) not in _OPERAND and not isinstance(x1, Array):
-        return NotImplemented
-    if type(x2) not in _OPERAND and not isinstance(x2, Array):
-        return NotImplemented
+    for x in (x1, x2):
+        if type(x) not in _SCALAR_TYPES and not isinstance(x, Array):
+            return NotImplemented
     return fn(x1, x2)
 
 
 def _define_operators():
     """__op__, __rop__ and __iop__ for each binary operator of the standard."""
     table = {
-        "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
-        "floordiv": "floor_divide", "mod": "remainder", "pow": "pow",
-        "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
-        "lshift": "bitwise_left_shift", "rshift": "bitwise_right_shift",
+        "add": _ew.add, "sub": _ew.subtract, "mul": _ew.multiply, "truediv": _ew.divide,
+        "floordiv": _ew.floor_divide, "mod": _ew.remainder, "pow": _ew.pow,
+        "and": _ew.bitwise_and, "or": _ew.bitwise_or, "xor": _ew.bitwise_xor,
+        "lshift": _ew.bitwise_left_shift, "rshift": _ew.bitwise_right_shift,
+        "matmul": _linalg.matmul,
     }
-    for op, fname in table.items():
-        def forward(self, other, /, fname=fname):
-            return _binop(getattr(_ew, fname), self, other)
+    compare = {"eq": _ew.equal, "ne": _ew.not_equal, "lt": _ew.less, "le": _ew.less_equal,
+               "gt": _ew.greater, "ge": _ew.greater_equal}
+    for op, fn in list(table.items()) + list(compare.items()):
+        def forward(self, other, /, fn=fn):
+            if type(other) in _SCALAR_TYPES or isinstance(other, Array):
+                return fn(self, other)
+            return NotImplemented
+        methods = [("", forward)]
+        if op in table:
+            def reflected(self, other, /, fn=fn):
+                if type(other) in _SCALAR_TYPES or isinstance(other, Array):
+                    return fn(other, self)
+                return NotImplemented
 
-        def reflected(self, other, /, fname=fname):
-            return _binop(getattr(_ew, fname), other, self)
+            def inplace(self, other, /, fn=fn):
+                return self._inplace(fn, other)
+            methods += [("r", reflected), ("i", inplace)]
+        for prefix, method in methods:
+            method.__name__ = method.__qualname__ = f"__{prefix}{op}__"
+            setattr(Array, method.__name__, method)
 
-        def inplace(self, other, /, fname=fname):
-            return self._inplace(getattr(_ew, fname), other)
-        for prefix, fn in (("", forward), ("r", reflected), ("i", inplace)):
-            fn.__name__ = fn.__qualname__ = f"__{prefix}{op}__"
-            setattr(Array, fn.__name__, fn)
-    for op, fname in {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
-                      "gt": "greater", "ge": "greater_equal"}.items():
-        def compare(self, other, /, fname=fname):
-            return _binop(getattr(_ew, fname), self, other)
-        compare.__name__ = compare.__qualname__ = f"__{op}__"
-        setattr(Array, compare.__name__, compare)
-
-
-_define_operators()
 
 from . import creation as _creation, elementwise as _ew, indexing as _indexing  # noqa: E402
 from . import linear_algebra as _linalg, manipulation as _manip  # noqa: E402
+
+_define_operators()

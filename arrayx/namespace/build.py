@@ -5,6 +5,7 @@ operand's name; `make` applies a primitive's shape/dtype rule and wraps the node
 in an Array, realizing it when its unrealized chain grows past MAX_DEPTH.
 """
 
+import math
 import operator
 
 import numpy as np
@@ -49,14 +50,30 @@ def buffer_node(host, device=CPU, copy=True):
     return Node(BUFFER, (), (), host.shape, host.dtype, device, buf)
 
 
+# Realized scalar nodes are immutable, so `x * 2.0` in a loop reuses one.
+_SCALAR_CACHE_SIZE = 1024
+_scalar_nodes = {}
+
+
 def scalar_node(value, dtype, device, name):
     """A realized 0-d node holding the Python scalar `value` as `dtype`."""
-    if type(value) is int and dtype in dt.INT_BOUNDS:
+    kind = type(value)
+    # 0.0 == -0.0 and 1 == 1.0 == True: key on the type, and on a zero's sign.
+    key = (kind, value, dtype, device, math.copysign(1.0, value) if kind is float and value == 0 else 0)
+    node = _scalar_nodes.get(key) if kind is not complex else None
+    if node is not None:
+        return node
+    if kind is int and dtype in dt.INT_BOUNDS:
         lo, hi = dt.INT_BOUNDS[dtype]
         if not lo <= value <= hi:
             raise OverflowError(f"{name}: Python int {value} is out of bounds for {dtype}")
     buf = executors.executor_for(device).from_scalar(value, dtype)
-    return Node(BUFFER, (), (), (), dtype, device, buf)
+    node = Node(BUFFER, (), (), (), dtype, device, buf)
+    if kind is not complex:
+        if len(_scalar_nodes) >= _SCALAR_CACHE_SIZE:
+            _scalar_nodes.clear()
+        _scalar_nodes[key] = node
+    return node
 
 
 def is_scalar(x):

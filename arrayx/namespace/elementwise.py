@@ -23,7 +23,7 @@ def binary_nodes(name, x1, x2):
         n1 = x1._node
         if isinstance(x2, Array):
             n2 = x2._node
-            if n1.device != n2.device:
+            if n1.device is not n2.device and n1.device != n2.device:
                 raise ValueError(f"{name}: operands are on different devices ({n1.device} and {n2.device})")
         elif type(x2) in _SCALARS:
             n2 = scalar_node(x2, dt.scalar_dtype(x2, n1.dtype), n1.device, name)
