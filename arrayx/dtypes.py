@@ -1,8 +1,9 @@
 """Data types, their categories, and the one promotion table.
 
-arrayx dtypes are NumPy dtype instances: executors and users share one
-vocabulary, and builtin NumPy dtypes are interned, so identity checks are
-cheap on the graph-build hot path.
+An arrayx dtype is a DType: equal only to itself. NumPy's dtypes also compare
+equal to strings and to None (`np.dtype("float64") == None` is True), which
+turns `dtype == None` checks in user code into silent bugs. Each DType carries
+its NumPy dtype as `.dtype`, so NumPy accepts a DType wherever it takes a dtype.
 
 Promotion follows the array API standard's table. Where the standard leaves a
 combination unspecified, arrayx follows JAX's lattice (documented in README):
@@ -14,19 +15,46 @@ import numpy as np
 
 _PyBool = bool  # the module rebinds `bool` to the dtype below
 
-bool = np.dtype(np.bool_)
-int8 = np.dtype(np.int8)
-int16 = np.dtype(np.int16)
-int32 = np.dtype(np.int32)
-int64 = np.dtype(np.int64)
-uint8 = np.dtype(np.uint8)
-uint16 = np.dtype(np.uint16)
-uint32 = np.dtype(np.uint32)
-uint64 = np.dtype(np.uint64)
-float32 = np.dtype(np.float32)
-float64 = np.dtype(np.float64)
-complex64 = np.dtype(np.complex64)
-complex128 = np.dtype(np.complex128)
+
+class DType:
+    """An array API data type (one instance per type, compared by identity)."""
+
+    __slots__ = ("name", "dtype", "kind", "itemsize", "type")
+
+    def __init__(self, name):
+        self.name = name
+        self.dtype = np.dtype(name)
+        self.kind = self.dtype.kind
+        self.itemsize = self.dtype.itemsize
+        self.type = self.dtype.type
+
+    def __repr__(self):
+        return f"arrayx.{self.name}"
+
+    def __str__(self):
+        return self.name
+
+    def __reduce__(self):
+        return _by_name, (self.name,)
+
+
+def _by_name(name):
+    return BY_NAME[name]
+
+
+bool = DType("bool")
+int8 = DType("int8")
+int16 = DType("int16")
+int32 = DType("int32")
+int64 = DType("int64")
+uint8 = DType("uint8")
+uint16 = DType("uint16")
+uint32 = DType("uint32")
+uint64 = DType("uint64")
+float32 = DType("float32")
+float64 = DType("float64")
+complex64 = DType("complex64")
+complex128 = DType("complex128")
 
 SIGNED = (int8, int16, int32, int64)
 UNSIGNED = (uint8, uint16, uint32, uint64)
@@ -36,6 +64,13 @@ COMPLEX = (complex64, complex128)
 FLOATING = REAL_FLOATING + COMPLEX
 NUMERIC = INTEGER + FLOATING
 ALL = (bool,) + NUMERIC
+BY_NAME = {d.name: d for d in ALL}
+FROM_NUMPY = {d.dtype: d for d in ALL}
+
+
+def from_numpy(np_dtype):
+    """The DType of a NumPy dtype (native byte order), or None if arrayx has none."""
+    return FROM_NUMPY.get(np_dtype)
 
 DEFAULT_INT = int64
 DEFAULT_INDEX = int64
@@ -97,7 +132,7 @@ def _promote_pair(a, b):
             return signed
         if unsigned.itemsize == 8:
             return float64
-        return np.dtype(f"int{unsigned.itemsize * 16}")
+        return BY_NAME[f"int{unsigned.itemsize * 16}"]
     if ka == 1:
         return b
     if kb == 1:
@@ -156,4 +191,4 @@ def default_scalar_dtype(value):
     raise TypeError(f"expected a Python scalar, got {kind.__name__}")
 
 
-INT_BOUNDS = {d: (int(np.iinfo(d).min), int(np.iinfo(d).max)) for d in INTEGER}
+INT_BOUNDS = {d: (int(np.iinfo(d.dtype).min), int(np.iinfo(d.dtype).max)) for d in INTEGER}

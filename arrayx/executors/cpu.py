@@ -45,13 +45,13 @@ def _special(step):
 
 
 def _astype(step):
-    dtype = step.dtype
+    dtype = step.dtype.dtype
     return lambda a: np.asarray(a).astype(dtype)
 
 
 def _full(step):
     shape, dtype, value = step.attrs
-    return lambda: np.full(shape, value, dtype=dtype)
+    return lambda: np.full(shape, value, dtype=dtype.dtype)
 
 
 def _iota(step):
@@ -61,14 +61,14 @@ def _iota(step):
     view[axis] = n
 
     def iota():
-        return np.broadcast_to(np.arange(n, dtype=dtype).reshape(view), shape)
+        return np.broadcast_to(np.arange(n, dtype=dtype.dtype).reshape(view), shape)
     return iota
 
 
 def _reduction(fn):
     def build(step):
         axes, keepdims = step.attrs
-        dtype = step.dtype
+        dtype = step.dtype.dtype
         if fn in (np.sum, np.prod):
             return lambda a: fn(a, axis=axes, keepdims=keepdims, dtype=dtype)
         return lambda a: fn(a, axis=axes, keepdims=keepdims)
@@ -94,7 +94,7 @@ def _arg_reduction(fn):
 def _scan(fn):
     def build(step):
         axis, = step.attrs
-        dtype = step.dtype
+        dtype = step.dtype.dtype
         return lambda a: fn(a, axis=axis, dtype=dtype)
     return build
 

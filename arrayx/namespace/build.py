@@ -44,10 +44,10 @@ def leaf(prim, shape, dtype, attrs, device):
 
 
 def buffer_node(host, device=CPU, copy=True):
-    """A realized node holding the NumPy array `host`."""
+    """A realized node holding the NumPy array `host` (of a dtype arrayx has)."""
     host = np.asarray(host)
     buf = executors.executor_for(device).from_host(host, copy=copy)
-    return Node(BUFFER, (), (), host.shape, host.dtype, device, buf)
+    return Node(BUFFER, (), (), host.shape, dt.FROM_NUMPY[host.dtype], device, buf)
 
 
 # Realized scalar nodes are immutable, so `x * 2.0` in a loop reuses one.

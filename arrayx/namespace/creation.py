@@ -25,22 +25,25 @@ def check_dtype_arg(dtype, name, allow_none=True):
     """A `dtype=` argument as one of arrayx's dtypes (None passes through)."""
     if dtype is None and allow_none:
         return None
+    if isinstance(dtype, dt.DType):
+        return dtype
+    # NumPy dtypes and scalar types are accepted too (np.float32, np.dtype("int8")).
     try:
-        d = np.dtype(dtype)
+        d = dt.from_numpy(np.dtype(dtype)) if dtype is not None else None
     except TypeError:
-        raise TypeError(f"{name}: dtype must be an arrayx dtype, got {dtype!r}") from None
-    if d not in dt.CATEGORIES["any"]:
-        raise TypeError(f"{name}: unsupported dtype {dtype!r}; supported: {[str(x) for x in dt.ALL]}")
-    return dt.ALL[dt.ALL.index(d)]
+        d = None
+    if d is None:
+        raise TypeError(f"{name}: unsupported dtype {dtype!r}; expected one of {[str(x) for x in dt.ALL]}")
+    return d
 
 
 def _native(host, name):
     """`host` with one of arrayx's dtypes in native byte order."""
     d = host.dtype
-    if d not in dt.CATEGORIES["any"]:
-        if d.kind in "biufc" and not d.isnative:
+    if d not in dt.FROM_NUMPY:
+        if d.kind in "biufc" and not d.isnative and d.newbyteorder("=") in dt.FROM_NUMPY:
             return host.astype(d.newbyteorder("="))
-        raise TypeError(f"{name}: unsupported dtype {d}; supported: {[str(x) for x in dt.ALL]}")
+        raise TypeError(f"{name}: unsupported dtype {d}; expected one of {[str(x) for x in dt.ALL]}")
     return host
 
 
@@ -73,7 +76,7 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
         return Array._new(scalar_node(obj, d, device, "asarray"))
     if copy is False:
         host = np.asarray(obj)
-        if dtype is not None and host.dtype != dtype:
+        if dtype is not None and host.dtype != dtype.dtype:
             raise ValueError(f"asarray: copy=False but converting {host.dtype} to {dtype} needs a copy")
         return Array._new(buffer_node(_native(host, "asarray"), device, copy=False))
     fresh = not isinstance(obj, np.ndarray) and not hasattr(obj, "__array__")

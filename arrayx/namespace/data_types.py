@@ -49,7 +49,7 @@ class finfo_object:
     max: float
     min: float
     smallest_normal: float
-    dtype: np.dtype
+    dtype: dt.DType
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class iinfo_object:
     bits: int
     max: int
     min: int
-    dtype: np.dtype
+    dtype: dt.DType
 
 
 def finfo(type, /):
@@ -67,7 +67,7 @@ def finfo(type, /):
     if d not in dt.CATEGORIES["floating"]:
         raise TypeError(f"finfo: expected a floating dtype, got {d}")
     real = dt.real_dtype(d)
-    info = np.finfo(real)
+    info = np.finfo(real.dtype)
     return finfo_object(int(info.bits), float(info.eps), float(info.max), float(info.min),
                         float(info.smallest_normal), real)
 
@@ -77,7 +77,7 @@ def iinfo(type, /):
     d = _dtype_arg(type, "iinfo", "type")
     if d not in dt.INTEGER:
         raise TypeError(f"iinfo: expected an integer dtype, got {d}")
-    info = np.iinfo(d)
+    info = np.iinfo(d.dtype)
     return iinfo_object(int(info.bits), int(info.max), int(info.min), d)
 
 
