@@ -38,6 +38,12 @@ class BoxExecutor(Executor):
     def copy(self, buffer):
         return Box(self.inner.copy(buffer.value))
 
+    def dlpack(self, buffer, stream, max_version, dl_device, copy):
+        return self.inner.dlpack(buffer.value, stream, max_version, dl_device, copy)
+
+    def dlpack_device(self, buffer):
+        return self.inner.dlpack_device(buffer.value)
+
     def compile(self, steps, drops):
         inner = self.inner.compile(steps, drops)
         args = {a for s in steps for a in s.args}

@@ -59,6 +59,14 @@ class Executor(ABC):
         """The buffer's contents as a buffer of executor `target`."""
         return target.from_host(self.to_host(buffer))
 
+    @abstractmethod
+    def dlpack(self, buffer, stream, max_version, dl_device, copy):
+        """A DLPack capsule of the buffer (`__dlpack__`'s arguments)."""
+
+    @abstractmethod
+    def dlpack_device(self, buffer):
+        """The (device type, device id) pair of `__dlpack_device__`."""
+
     def deallocate(self, buffer):
         """Release the buffer now rather than when it is garbage-collected."""
 

@@ -169,9 +169,9 @@ class CPUExecutor(Executor):
     supports = frozenset(name for name in PRIMITIVES if name in IMPLS)
 
     def from_host(self, array, copy=True):
-        out = np.array(array, copy=True) if copy else np.asarray(array).view()
-        out.flags.writeable = False
-        return out
+        # Buffers stay writable inside the executor (legacy DLPack cannot
+        # export read-only memory); users only ever see read-only views.
+        return np.array(array, copy=True) if copy else np.asarray(array)
 
     def from_scalar(self, value, dtype):
         # A NumPy scalar is the cheapest 0-d buffer and broadcasts in every ufunc.
@@ -187,6 +187,23 @@ class CPUExecutor(Executor):
 
     def copy(self, buffer):
         return self.from_host(buffer)
+
+    def dlpack(self, buffer, stream, max_version, dl_device, copy):
+        array = np.asarray(buffer)
+        legacy = max_version is None or max_version < (1, 0)
+        if legacy and not copy and not array.flags.writeable:
+            # A read-only view (e.g. a broadcast) cannot be exported to a
+            # DLPack < 1.0 consumer without a copy.
+            if copy is False:
+                raise BufferError("__dlpack__: this array is a read-only view, which DLPack < 1.0 "
+                                  "cannot export without a copy, and copy=False forbids one")
+            array, copy = array.copy(), None
+        elif not legacy:
+            array = self.to_host(array)  # DLPack >= 1.0 carries the read-only flag
+        return array.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+    def dlpack_device(self, buffer):
+        return np.asarray(buffer).__dlpack_device__()
 
     def compile(self, steps, drops):
         program = [(IMPLS[s.op.name](s), s.args, s.out, drop) for s, drop in zip(steps, drops)]

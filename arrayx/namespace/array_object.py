@@ -75,11 +75,16 @@ class Array:
 
     # forcing
 
-    def _host(self):
-        """Force the array; its value as a read-only NumPy array."""
+    def _realized(self):
+        """Force the array; its (now realized) node."""
         node = self._node
         if node.buffer is None:
             realize([node])
+        return node
+
+    def _host(self):
+        """Force the array; its value as a read-only NumPy array."""
+        node = self._realized()
         return executors.executor_for(node.device).to_host(node.buffer)
 
     def _scalar(self, name, convert):
@@ -151,11 +156,12 @@ class Array:
         return _creation.to_device(self, device, stream)
 
     def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
-        host = self._host()
-        return host.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+        node = self._realized()
+        return executors.executor_for(node.device).dlpack(node.buffer, stream, max_version, dl_device, copy)
 
     def __dlpack_device__(self):
-        return self._host().__dlpack_device__()
+        node = self._realized()
+        return executors.executor_for(node.device).dlpack_device(node.buffer)
 
     # indexing
 

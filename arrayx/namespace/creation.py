@@ -30,18 +30,21 @@ def check_dtype_arg(dtype, name, allow_none=True):
     # NumPy dtypes and scalar types are accepted too (np.float32, np.dtype("int8")).
     try:
         d = dt.from_numpy(np.dtype(dtype)) if dtype is not None else None
-    except TypeError:
+    except (TypeError, ValueError):
+        # np.dtype raises ValueError for objects with a non-NumPy `.dtype`, such as an arrayx array.
         d = None
     if d is None:
         raise TypeError(f"{name}: unsupported dtype {dtype!r}; expected one of {[str(x) for x in dt.ALL]}")
     return d
 
 
-def _native(host, name):
+def _native(host, name, copy=None):
     """`host` with one of arrayx's dtypes in native byte order."""
     d = host.dtype
     if d not in dt.FROM_NUMPY:
         if d.kind in "biufc" and not d.isnative and d.newbyteorder("=") in dt.FROM_NUMPY:
+            if copy is False:
+                raise ValueError(f"{name}: copy=False but byte-swapping {d} to native order needs a copy")
             return host.astype(d.newbyteorder("="))
         raise TypeError(f"{name}: unsupported dtype {d}; expected one of {[str(x) for x in dt.ALL]}")
     return host
@@ -75,10 +78,14 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
             raise TypeError(f"asarray: cannot convert the complex scalar {obj} to {d}")
         return Array._new(scalar_node(obj, d, device, "asarray"))
     if copy is False:
-        host = np.asarray(obj)
+        try:
+            # NumPy raises ValueError where it cannot share memory (a nested list, say).
+            host = np.asarray(obj, copy=False)
+        except ValueError:
+            raise ValueError(f"asarray: copy=False but converting {type(obj).__name__} needs a copy") from None
         if dtype is not None and host.dtype != dtype.dtype:
             raise ValueError(f"asarray: copy=False but converting {host.dtype} to {dtype} needs a copy")
-        return Array._new(buffer_node(_native(host, "asarray"), device, copy=False))
+        return Array._new(buffer_node(_native(host, "asarray", copy=False), device, copy=False))
     fresh = not isinstance(obj, np.ndarray) and not hasattr(obj, "__array__")
     try:
         with np.errstate(over="ignore"):
@@ -176,6 +183,14 @@ def iota(shape, axis, dtype, device):
     return leaf(P["iota"], shape, dtype, (axis,), device)
 
 
+def _index_arg(value, name, argname):
+    """An integer argument (num, k, n_rows, ...) as an int, or a TypeError naming the function."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name}: {argname} must be an integer, got {type(value).__name__}") from None
+
+
 def _affine(node, scale, offset, name):
     """node * scale + offset, skipping the identity steps."""
     if scale != 1:
@@ -201,7 +216,12 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
     else:
         n = len(range(start, stop, step))
     device = check_device(device, "arange")
-    return wrap(_affine(iota((n,), 0, dtype, device), step, start, "arange"))
+    index = iota((n,), 0, dtype, device)
+    if step < 0 and dtype in dt.UNSIGNED:
+        # An unsigned dtype cannot hold the negative step: count down from start instead.
+        return wrap(make(P["subtract"], (scalar_node(start, dtype, device, "arange"),
+                                         _affine(index, -step, 0, "arange"))))
+    return wrap(_affine(index, step, start, "arange"))
 
 
 def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
@@ -209,7 +229,7 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
     for argname, v in (("start", start), ("stop", stop)):
         if not is_scalar(v) or type(v) is bool:
             raise TypeError(f"linspace: {argname} must be an int, float or complex, got {type(v).__name__}")
-    num = operator.index(num)
+    num = _index_arg(num, "linspace", "num")
     if num < 0:
         raise ValueError(f"linspace: num must be non-negative, got {num}")
     is_complex = type(start) is complex or type(stop) is complex
@@ -231,29 +251,31 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
 
 def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
     """Returns a two-dimensional array with ones on the k-th diagonal and zeros elsewhere."""
-    n_rows = operator.index(n_rows)
-    n_cols = n_rows if n_cols is None else operator.index(n_cols)
-    # Diagonals beyond the matrix are all zeros; clamping keeps k within int64.
-    k = min(max(operator.index(k), -n_rows - 1), n_cols + 1)
+    n_rows = _index_arg(n_rows, "eye", "n_rows")
+    n_cols = n_rows if n_cols is None else _index_arg(n_cols, "eye", "n_cols")
+    k = _index_arg(k, "eye", "k")
     dtype = check_dtype_arg(dtype, "eye") or dt.DEFAULT_FLOAT
     device = check_device(device, "eye")
     shape = normalize_shape((n_rows, n_cols), "eye")
-    return wrap(astype_node(_diagonal_mask(shape, k, "equal", device), dtype))
+    return wrap(astype_node(_diagonal_mask(shape, k, "equal", device, "eye"), dtype))
 
 
-def _diagonal_mask(shape, k, compare, device):
+def _diagonal_mask(shape, k, compare, device, name):
     """Boolean mask over the last two axes of `shape`: (col - row) `compare` k."""
-    rows = iota(shape[-2:], 0, dt.int64, device)
-    cols = iota(shape[-2:], 1, dt.int64, device)
-    offset = make(P["subtract"], (cols, rows))
-    return make(P[compare], (offset, scalar_node(k, dt.int64, device, "eye")))
+    rows, cols = shape[-2:]
+    # Diagonals beyond the matrix select all or nothing; clamping keeps k within int64.
+    k = min(max(k, -rows - 1), cols + 1)
+    row_index = iota(shape[-2:], 0, dt.int64, device)
+    col_index = iota(shape[-2:], 1, dt.int64, device)
+    offset = make(P["subtract"], (col_index, row_index))
+    return make(P[compare], (offset, scalar_node(k, dt.int64, device, name)))
 
 
 def _triangle(x, k, compare, name):
     node = node_of(x, name)
     if len(node.shape) < 2:
         raise ValueError(f"{name}: x must have at least 2 dimensions, got shape {node.shape}")
-    mask = _diagonal_mask(node.shape, operator.index(k), compare, node.device)
+    mask = _diagonal_mask(node.shape, _index_arg(k, name, "k"), compare, node.device, name)
     zero = scalar_node(0, node.dtype, node.device, name)
     return wrap(make(P["where"], (mask, node, zero)))
 

@@ -1,12 +1,13 @@
 """Data type functions of the array API standard."""
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import dtypes as dt
 from .array_object import Array
-from .build import astype_node, is_scalar, node_of, wrap
+from .build import astype_node, check_device, is_scalar, node_of, wrap
 from .creation import check_dtype_arg, to_device
 
 
@@ -21,7 +22,7 @@ def astype(x, dtype, /, *, copy=True, device=None):
     if node.dtype in dt.COMPLEX and dtype not in dt.COMPLEX and dtype != dt.bool:
         raise TypeError(f"astype: cannot cast complex {node.dtype} to real {dtype}; use real() or abs() first")
     if device is not None:
-        x = to_device(x, device)
+        x = to_device(x, check_device(device, "astype"))
         node = x._node
     if dtype == node.dtype:
         return Array._new(node) if copy else x
@@ -83,17 +84,24 @@ def iinfo(type, /):
 
 def isdtype(dtype, kind):
     """Returns whether dtype is of the kind: a dtype, a category name, or a tuple of these."""
-    dtype = check_dtype_arg(dtype, "isdtype", allow_none=False)
+    return is_kind(check_dtype_arg(dtype, "isdtype", allow_none=False), kind, "isdtype")
+
+
+def is_kind(dtype, kind, name):
+    """isdtype for an arrayx dtype, with errors naming `name` (isdtype, or the inspection API's dtypes)."""
     kinds = kind if isinstance(kind, tuple) else (kind,)
     for k in kinds:
         if isinstance(k, str):
             if k not in dt.ISDTYPE_KINDS:
-                raise ValueError(f"isdtype: unknown kind {k!r}; expected one of {dt.ISDTYPE_KINDS}")
+                raise ValueError(f"{name}: unknown kind {k!r}; expected one of {dt.ISDTYPE_KINDS}")
             if dtype in dt.CATEGORIES[k]:
                 return True
-        elif dtype == check_dtype_arg(k, "isdtype: kind", allow_none=False):
+        elif dtype == check_dtype_arg(k, f"{name}: kind", allow_none=False):
             return True
     return False
+
+
+_SCALAR_KINDS = (bool, int, float, complex)
 
 
 def result_type(*arrays_and_dtypes):
@@ -102,16 +110,22 @@ def result_type(*arrays_and_dtypes):
     Python scalars take part by the standard's scalar rules; at least one
     argument must be an array or a dtype.
     """
-    result = None
-    scalars = []
-    for arg in arrays_and_dtypes:
-        if is_scalar(arg):
-            scalars.append(arg)
-            continue
-        d = _dtype_arg(arg, "result_type", "argument")
-        result = d if result is None else dt.PROMOTION[result, d]
-    if result is None:
+    dtypes = [_dtype_arg(arg, "result_type", "argument") for arg in arrays_and_dtypes if not is_scalar(arg)]
+    # Scalars apply in kind order (bool, int, float, complex), so their order does not matter either.
+    scalars = sorted((arg for arg in arrays_and_dtypes if is_scalar(arg)),
+                     key=lambda value: _SCALAR_KINDS.index(type(value)))
+    if not dtypes:
         raise TypeError("result_type: at least one argument must be an array or a dtype")
+    # Folding the pairwise table over every argument would depend on their order:
+    # int64 and uint64 meet at float64, which then outranks a float32 that absorbs
+    # either alone. As in JAX, a floating dtype absorbs all integers and bools.
+    floating = [d for d in dtypes if d in dt.CATEGORIES["floating"]]
+    result = functools.reduce(lambda a, b: dt.PROMOTION[a, b], floating or dtypes)
     for value in scalars:
+        # As in the operators, an int the result dtype cannot hold is an error, not a silent wrap.
+        if type(value) is int and result in dt.INT_BOUNDS:
+            lo, hi = dt.INT_BOUNDS[result]
+            if not lo <= value <= hi:
+                raise OverflowError(f"result_type: Python int {value} is out of bounds for {result}")
         result = dt.PROMOTION[result, dt.scalar_dtype(value, result)]
     return result

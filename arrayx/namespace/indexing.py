@@ -40,6 +40,8 @@ def parse_key(key, shape, name):
                 out.append(shape[axis])
                 axis += 1
         elif isinstance(k, slice):
+            if k.step == 0:
+                raise ValueError(f"{name}: slice step cannot be zero")
             start, stop, step = k.indices(shape[axis])
             starts.append(start)
             stops.append(stop)

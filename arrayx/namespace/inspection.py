@@ -35,8 +35,8 @@ class Info:
     def dtypes(self, *, device=None, kind=None):
         """The dtypes supported on `device`, optionally only those of `kind`."""
         check_device(device, "dtypes")
-        from .data_types import isdtype
-        return {str(d): d for d in dt.ALL if kind is None or isdtype(d, kind)}
+        from .data_types import is_kind
+        return {str(d): d for d in dt.ALL if kind is None or is_kind(d, kind, "dtypes")}
 
     def devices(self):
         """The devices arrays can be placed on."""

@@ -40,8 +40,8 @@ def _accumulator(node, dtype, name):
 
 
 def _sum_like(name, x, axis, dtype, keepdims):
+    # Every dtype is accepted: bool accumulates in the default integer dtype, as in NumPy.
     node = node_of(x, name)
-    check_dtype(node, "numeric", name)
     node = astype_node(node, _accumulator(node, dtype, name))
     axes = normalize_axes(axis, len(node.shape), name)
     return wrap(make(P[name], (node,), (axes, bool(keepdims))))
@@ -114,8 +114,8 @@ def std(x, /, *, axis=None, correction=0.0, keepdims=False):
 
 
 def _cumulative(name, x, axis, dtype, include_initial):
+    # Every dtype is accepted: bool accumulates in the default integer dtype, as in NumPy.
     node = node_of(x, name)
-    check_dtype(node, "numeric", name)
     ndim = len(node.shape)
     if axis is None:
         if ndim > 1:
