@@ -101,6 +101,17 @@ def is_kind(dtype, kind, name):
     return False
 
 
+def promote_all(dtypes):
+    """The promotion of several dtypes, whatever their order.
+
+    Folding the pairwise table would depend on the order: int64 and uint64 meet at
+    float64, which then outranks a float32 that absorbs either alone. As in JAX, a
+    floating dtype absorbs all integers and bools.
+    """
+    floating = [d for d in dtypes if d in dt.CATEGORIES["floating"]]
+    return functools.reduce(lambda a, b: dt.PROMOTION[a, b], floating or dtypes)
+
+
 _SCALAR_KINDS = (bool, int, float, complex)
 
 
@@ -116,11 +127,7 @@ def result_type(*arrays_and_dtypes):
                      key=lambda value: _SCALAR_KINDS.index(type(value)))
     if not dtypes:
         raise TypeError("result_type: at least one argument must be an array or a dtype")
-    # Folding the pairwise table over every argument would depend on their order:
-    # int64 and uint64 meet at float64, which then outranks a float32 that absorbs
-    # either alone. As in JAX, a floating dtype absorbs all integers and bools.
-    floating = [d for d in dtypes if d in dt.CATEGORIES["floating"]]
-    result = functools.reduce(lambda a, b: dt.PROMOTION[a, b], floating or dtypes)
+    result = promote_all(dtypes)
     for value in scalars:
         # As in the operators, an int the result dtype cannot hold is an error, not a silent wrap.
         if type(value) is int and result in dt.INT_BOUNDS:

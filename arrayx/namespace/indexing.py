@@ -43,10 +43,15 @@ def parse_key(key, shape, name):
             if k.step == 0:
                 raise ValueError(f"{name}: slice step cannot be zero")
             start, stop, step = k.indices(shape[axis])
+            length = len(range(start, stop, step))
+            if length == 0:
+                # An empty descending slice can normalize to start -1, which a NumPy
+                # index reads as the last element: use a canonical empty slice.
+                start, stop, step = 0, 0, 1
             starts.append(start)
             stops.append(stop)
             steps.append(step)
-            out.append(len(range(start, stop, step)))
+            out.append(length)
             axis += 1
         else:
             i = _integer(k, name)

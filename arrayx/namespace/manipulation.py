@@ -6,10 +6,10 @@ in the CPU executor where NumPy can make one); the others are composites.
 
 import operator
 
-from .. import dtypes as dt
 from ..graph.primitives import broadcast_shapes as _broadcast_shapes
 from .build import (P, astype_node, broadcast_node, make, node_of, normalize_axes, normalize_axis,
-                    reshape_node, same_device, wrap)
+                    normalize_shape, reshape_node, same_device, wrap)
+from .data_types import promote_all
 
 
 def slice_axis(node, axis, start, stop, step=1):
@@ -28,9 +28,7 @@ def concat_nodes(nodes, axis, name):
         if len(n.shape) != len(first) or any(a != b for j, (a, b) in enumerate(zip(n.shape, first)) if j != axis):
             raise ValueError(f"{name}: array {i} of shape {n.shape} does not match shape {first} except along axis {axis}")
     same_device(name, nodes)
-    dtype = nodes[0].dtype
-    for n in nodes[1:]:
-        dtype = dt.PROMOTION[dtype, n.dtype]
+    dtype = promote_all([n.dtype for n in nodes])
     nodes = tuple(astype_node(n, dtype) for n in nodes)
     if len(nodes) == 1:
         return nodes[0]
@@ -47,13 +45,13 @@ def broadcast_shapes(*shapes):
     """The shape that results from broadcasting the given shapes together."""
     if not shapes:
         return ()
-    return _broadcast_shapes("broadcast_shapes", *(tuple(s) for s in shapes))
+    return _broadcast_shapes("broadcast_shapes", *(normalize_shape(s, "broadcast_shapes") for s in shapes))
 
 
 def broadcast_to(x, /, shape):
     """Broadcasts an array to a specified shape."""
     node = node_of(x, "broadcast_to")
-    shape = tuple(operator.index(n) for n in shape)
+    shape = normalize_shape(shape, "broadcast_to")
     if _broadcast_shapes("broadcast_to", node.shape, shape) != shape:
         raise ValueError(f"broadcast_to: cannot broadcast shape {node.shape} to {shape}")
     return wrap(broadcast_node(node, shape))
@@ -129,6 +127,8 @@ def permute_dims(x, /, axes):
     """Permutes the axes (dimensions) of an array x."""
     node = node_of(x, "permute_dims")
     ndim = len(node.shape)
+    if not isinstance(axes, (tuple, list)):
+        raise TypeError(f"permute_dims: axes must be a tuple of ints, got {type(axes).__name__}")
     axes = tuple(normalize_axis(a, ndim, "permute_dims") for a in axes)
     if sorted(axes) != list(range(ndim)):
         raise ValueError(f"permute_dims: axes {axes} are not a permutation of {ndim} dimensions")
@@ -218,7 +218,10 @@ def _roll_axis(node, shift, axis):
 def tile(x, repetitions, /):
     """Constructs an array by tiling x the given number of times along each dimension."""
     node = node_of(x, "tile")
-    reps = tuple(operator.index(r) for r in repetitions)
+    try:
+        reps = tuple(operator.index(r) for r in repetitions)
+    except TypeError:
+        raise TypeError(f"tile: repetitions must be a tuple of ints, got {repetitions!r}") from None
     if any(r < 0 for r in reps):
         raise ValueError(f"tile: repetitions must be non-negative, got {reps}")
     ndim = max(len(reps), len(node.shape))
