@@ -90,7 +90,11 @@ class Array:
     def _scalar(self, name, convert):
         if self.ndim != 0:
             raise TypeError(f"{name}: only 0-dimensional arrays can be converted, got shape {self.shape}")
-        return convert(self._host()[()])
+        value = self._host()[()]
+        try:
+            return convert(value)
+        except (ValueError, OverflowError) as e:  # int(nan), int(inf)
+            raise type(e)(f"{name}: cannot convert {value!r}: {e}") from None
 
     def __bool__(self):
         return self._scalar("__bool__", bool)
@@ -200,11 +204,19 @@ class Array:
 _SCALAR_TYPES = (bool, int, float, complex)
 
 
+def _foreign(fn, other):
+    """NotImplemented for an operand arrayx does not know; a clear error for NumPy arrays."""
+    if isinstance(other, np.ndarray):
+        raise TypeError(f"{fn.__name__}: cannot combine an arrayx array with a numpy.ndarray; "
+                        f"convert it with xp.asarray first")
+    return NotImplemented
+
+
 def _binop(fn, x1, x2):
     """Apply a binary function, or NotImplemented for a foreign operand type."""
     for x in (x1, x2):
-        if type(x) not in _SCALAR_TYPES and not isinstance(x, Array):
-            return NotImplemented
+        if type(x) not in _SCALAR_TYPES and not isinstance(x, Array) and not isinstance(x, np.generic):
+            return _foreign(fn, x)
     return fn(x1, x2)
 
 
@@ -221,15 +233,15 @@ def _define_operators():
                "gt": _ew.greater, "ge": _ew.greater_equal}
     for op, fn in list(table.items()) + list(compare.items()):
         def forward(self, other, /, fn=fn):
-            if type(other) in _SCALAR_TYPES or isinstance(other, Array):
+            if type(other) in _SCALAR_TYPES or isinstance(other, (Array, np.generic)):
                 return fn(self, other)
-            return NotImplemented
+            return _foreign(fn, other)
         methods = [("", forward)]
         if op in table:
             def reflected(self, other, /, fn=fn):
-                if type(other) in _SCALAR_TYPES or isinstance(other, Array):
+                if type(other) in _SCALAR_TYPES or isinstance(other, (Array, np.generic)):
                     return fn(other, self)
-                return NotImplemented
+                return _foreign(fn, other)
 
             def inplace(self, other, /, fn=fn):
                 return self._inplace(fn, other)

@@ -6,6 +6,8 @@ functions accept Python scalars for either operand (not both), which take the
 array's dtype where the standard says so.
 """
 
+import numpy as np
+
 from .. import dtypes as dt
 from .array_object import Array
 from .build import P, astype_node, make, scalar_node, wrap
@@ -17,8 +19,21 @@ def _type_error(name, argname, x):
     return TypeError(f"{name}: {argname} must be an arrayx array or a Python scalar, got {type(x).__name__}")
 
 
+def _python_scalar(x):
+    """NumPy scalars (np.float64(2), results of np.mean) act as Python scalars."""
+    return x.item() if isinstance(x, np.generic) and x.dtype.kind in "biufc" else x
+
+
 def binary_nodes(name, x1, x2):
-    """The input nodes of a binary function, promoted to one dtype."""
+    """The input nodes of a binary function, promoted to one dtype.
+
+    Python scalars (and NumPy scalars, taken as Python scalars) take the
+    array's dtype where the standard says so.
+    """
+    if type(x1) not in _SCALARS and not isinstance(x1, Array):
+        x1 = _python_scalar(x1)
+    if type(x2) not in _SCALARS and not isinstance(x2, Array):
+        x2 = _python_scalar(x2)
     if isinstance(x1, Array):
         n1 = x1._node
         if isinstance(x2, Array):
