@@ -22,7 +22,7 @@ UFUNCS = {
     "isnan": np.isnan, "log": np.log, "log1p": np.log1p, "log2": np.log2,
     "log10": np.log10, "logical_not": np.logical_not, "negative": np.negative,
     "sign": np.sign, "signbit": np.signbit, "sin": np.sin, "sinh": np.sinh,
-    "sqrt": np.sqrt, "square": np.square, "tan": np.tan, "tanh": np.tanh,
+    "sqrt": np.sqrt, "square": np.square, "tan": np.tan,
     "trunc": np.trunc, "real": np.real, "imag": np.imag,
     "add": np.add, "atan2": np.arctan2, "bitwise_and": np.bitwise_and,
     "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
@@ -175,7 +175,8 @@ class CPUExecutor(Executor):
 
     def from_scalar(self, value, dtype):
         # A NumPy scalar is the cheapest 0-d buffer and broadcasts in every ufunc.
-        if dtype.kind in "fc" and dtype.itemsize <= 8 and isinstance(value, float) and abs(value) > 3.4e38:
+        # A value beyond float32's range becomes inf, as a cast does, without a warning.
+        if dtype.kind in "fc" and type(value) in (int, float) and abs(value) > 3.4e38:
             with np.errstate(over="ignore"):
                 return dtype.type(value)
         return dtype.type(value)

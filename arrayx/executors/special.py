@@ -54,10 +54,28 @@ def _expm1(dtype):
 
     def expm1(z):
         # NumPy's complex expm1 returns NaN for every non-finite input; there
-        # exp(z) - 1 is exact, and exp has the C99 special cases.
+        # exp(z) - 1 is exact, and exp has the C99 special cases. NumPy also
+        # gives expm1(-0 + 0j) a real part of -0, where the standard says
+        # expm1(±0 ± 0j) is +0 ± 0j.
         e = np.exp(z)
-        return np.where(np.isfinite(z), np.expm1(z), _complex(e.real - 1, e.imag, dtype))
+        out = np.where(np.isfinite(z), np.expm1(z), _complex(e.real - 1, e.imag, dtype))
+        return _complex(np.where(z == 0, 0, out.real), out.imag, dtype)
     return expm1
+
+
+def _tanh(dtype):
+    if dtype.kind != "c":
+        return np.tanh
+
+    def tanh(z):
+        # NumPy (like C99) gives tanh(±inf + bj) the zero imaginary part of
+        # sin(2b), so tanh(inf + 2j) is 1 - 0j; the standard says 1 + 0j for
+        # b > 0, with tanh(conj(z)) == conj(tanh(z)) and tanh(-z) == -tanh(z):
+        # the zero takes the sign of b.
+        z = np.asarray(z)
+        at_inf = np.isinf(z.real) & np.isfinite(z.imag)
+        return np.where(at_inf, _complex(np.copysign(1, z.real), np.copysign(0, z.imag), dtype), np.tanh(z))
+    return tanh
 
 
 def _remainder(dtype):
@@ -75,6 +93,7 @@ SPECIAL = {
     "pow": _pow,
     "floor_divide": _floor_divide,
     "expm1": _expm1,
+    "tanh": _tanh,
     "remainder": _remainder,
     "bitwise_left_shift": _shift(np.left_shift),
     "bitwise_right_shift": _shift(np.right_shift),

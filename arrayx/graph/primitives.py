@@ -167,7 +167,7 @@ UNARY = {
     "log10": ("floating", "same"),
     "logical_not": ("bool", "bool"),
     "negative": ("numeric", "same"),
-    "real": ("floating", "real"),
+    "real": ("numeric", "real"),
     "round": ("numeric", "same"),
     "sign": ("numeric", "same"),
     "signbit": ("real floating", "bool"),

@@ -52,6 +52,7 @@ def buffer_node(host, device=CPU, copy=True):
 
 # Realized scalar nodes are immutable, so `x * 2.0` in a loop reuses one.
 _SCALAR_CACHE_SIZE = 1024
+_FLOAT64_MAX = float(np.finfo(np.float64).max)
 _scalar_nodes = {}
 
 
@@ -63,10 +64,13 @@ def scalar_node(value, dtype, device, name):
     node = _scalar_nodes.get(key) if kind is not complex else None
     if node is not None:
         return node
-    if kind is int and dtype in dt.INT_BOUNDS:
-        lo, hi = dt.INT_BOUNDS[dtype]
-        if not lo <= value <= hi:
-            raise OverflowError(f"{name}: Python int {value} is out of bounds for {dtype}")
+    if kind is int:
+        if dtype in dt.INT_BOUNDS:
+            lo, hi = dt.INT_BOUNDS[dtype]
+            if not lo <= value <= hi:
+                raise OverflowError(f"{name}: Python int {value} is out of bounds for {dtype}")
+        elif dtype.kind in "fc" and abs(value) > _FLOAT64_MAX:
+            raise OverflowError(f"{name}: a Python int of {value.bit_length()} bits is too large for any floating dtype")
     buf = executors.executor_for(device).from_scalar(value, dtype)
     node = Node(BUFFER, (), (), (), dtype, device, buf)
     if kind is not complex:

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from .array_object import Array
-from .build import P, astype_node, make, scalar_node, wrap
+from .build import P, astype_node, broadcast_shapes, make, scalar_node, wrap
 
 _SCALARS = (bool, int, float, complex)
 
@@ -248,10 +248,12 @@ def clip(x, /, min=None, max=None):
     if x.dtype not in dt.CATEGORIES["real numeric"]:
         raise TypeError(f"clip: x has dtype {x.dtype}; expected a real numeric dtype")
     node = x._node
-    for prim, bound, argname in ((P["maximum"], min, "min"), (P["minimum"], max, "max")):
-        if bound is None:
-            continue
-        node = make(prim, (node, _clip_bound(x, bound, argname)))
+    bounds = [(P["maximum"], _clip_bound(x, min, "min")) if min is not None else None,
+              (P["minimum"], _clip_bound(x, max, "max")) if max is not None else None]
+    bounds = [b for b in bounds if b is not None]
+    broadcast_shapes("clip", node.shape, *(b.shape for _, b in bounds))
+    for prim, bound in bounds:
+        node = make(prim, (node, bound))
     return wrap(node) if node is not x._node else Array._new(node)
 
 
