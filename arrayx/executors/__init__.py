@@ -3,8 +3,8 @@
 from ..device import CPU
 from .cpu import CPUExecutor
 
-cpu = CPUExecutor()
-_EXECUTORS = {CPU: cpu}
+cpu_executor = CPUExecutor()
+_EXECUTORS = {CPU: cpu_executor}
 
 
 def register(device, executor):

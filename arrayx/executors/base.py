@@ -59,6 +59,14 @@ class Executor(ABC):
         """The buffer's contents as a buffer of executor `target`."""
         return target.from_host(self.to_host(buffer))
 
+    def run_dynamic(self, name, buffers, attrs):
+        """Run a data-dependent primitive now: [(buffer, shape, DType)] per output.
+
+        Executors without it leave it out of `supports`; the scheduler then
+        runs it on the CPU executor.
+        """
+        raise TypeError(f"{self.name} executor has no data-dependent primitive {name}")
+
     @abstractmethod
     def dlpack(self, buffer, stream, max_version, dl_device, copy):
         """A DLPack capsule of the buffer (`__dlpack__`'s arguments)."""

@@ -7,6 +7,7 @@ gets wrong (relative to the array API standard) are built in `special.py`.
 
 import numpy as np
 
+from ..dtypes import FROM_NUMPY
 from ..graph.primitives import PRIMITIVES
 from .base import Executor
 from . import special
@@ -149,6 +150,140 @@ def _update_slice(step):
     return update
 
 
+def _sort(step):
+    axis, descending = step.attrs
+    if descending:
+        # Descending values: the ascending sort reversed (equal values are indistinguishable).
+        return lambda a: np.flip(np.sort(a, axis=axis, kind="stable"), axis=axis)
+    return lambda a: np.sort(a, axis=axis, kind="stable")
+
+
+def _argsort(step):
+    axis, descending = step.attrs
+
+    def argsort(a):
+        if not descending:
+            return np.argsort(a, axis=axis, kind="stable")
+        # Stable descending order: sort the reversed array ascending, then map
+        # positions back, so equal elements keep their original order.
+        n = np.shape(a)[axis]
+        reversed_order = np.argsort(np.flip(a, axis=axis), axis=axis, kind="stable")
+        return n - 1 - np.flip(reversed_order, axis=axis)
+    return argsort
+
+
+def _searchsorted(step):
+    side, = step.attrs
+    return lambda x1, x2: np.searchsorted(x1, x2, side=side).astype(np.int64, copy=False)
+
+
+def _isin(step):
+    invert, = step.attrs
+    return lambda x1, x2: np.isin(x1, x2, invert=invert)
+
+
+def _checked_indexing(name, fn):
+    """Index errors surface when the graph runs (indices are data): name the function."""
+    def run(*args):
+        try:
+            return fn(*args)
+        except IndexError as e:
+            raise IndexError(f"{name}: {e}") from None
+    return run
+
+
+def _take(step):
+    axis, = step.attrs
+    return _checked_indexing("take", lambda a, i: np.take(a, i, axis=axis))
+
+
+def _take_along_axis(step):
+    axis, = step.attrs
+    return _checked_indexing("take_along_axis", lambda a, i: np.take_along_axis(a, i, axis=axis))
+
+
+def numpy_key(template, arrays):
+    """The NumPy index of a gather/scatter key template.
+
+    Items: ("slice", start, stop, step) with the slice primitive's convention,
+    ("int", i), ("array", k) for the k-th index array, ("newaxis",).
+    """
+    key = []
+    for item in template:
+        tag = item[0]
+        if tag == "slice":
+            key.append(index_of((item[1],), (item[2],), (item[3],))[0])
+        elif tag == "int":
+            key.append(item[1])
+        elif tag == "array":
+            key.append(arrays[item[1]])
+        else:
+            key.append(None)
+    return tuple(key)
+
+
+def _gather(step):
+    template = step.attrs[0]
+    return _checked_indexing("__getitem__", lambda a, *arrays: np.asarray(a)[numpy_key(template, arrays)])
+
+
+def _scatter(step):
+    template = step.attrs[0]
+
+    def scatter(a, value, *arrays):
+        out = np.array(a, copy=True)
+        out[numpy_key(template, arrays)] = value
+        return out
+    return _checked_indexing("__setitem__", scatter)
+
+
+def _diagonal(step):
+    offset, = step.attrs
+    return lambda a: np.diagonal(a, offset=offset, axis1=-2, axis2=-1)
+
+
+def _as_dtype(fn, dtype):
+    """NumPy's linalg/FFT may return another precision or kind (eig of a real
+    matrix with real eigenvalues is real): cast to the node's dtype."""
+    dtype = dtype.dtype
+    return lambda *args: np.asarray(fn(*args)).astype(dtype, copy=False)
+
+
+def _linalg(fn):
+    def build(step):
+        return _as_dtype(lambda a, *rest: fn(a, *rest, *step.attrs), step.dtype)
+    return build
+
+
+def _multi(fn):
+    def build(step):
+        dtypes = [d.dtype for d in step.dtype]
+
+        def run(a):
+            return tuple(np.asarray(out).astype(d, copy=False) for out, d in zip(fn(a, *step.attrs), dtypes))
+        return run
+    return build
+
+
+def _select(step):
+    index, = step.attrs
+    return lambda outputs: outputs[index]
+
+
+def _fftn(fn):
+    def build(step):
+        axes, sizes, norm = step.attrs
+        return _as_dtype(lambda a: fn(a, s=sizes, axes=axes, norm=norm), step.dtype)
+    return build
+
+
+def _fft_1d(fn):
+    def build(step):
+        (axis,), (n,), norm = step.attrs
+        return _as_dtype(lambda a: fn(a, n=n, axis=axis, norm=norm), step.dtype)
+    return build
+
+
 IMPLS = {name: _ufunc for name in UFUNCS}
 IMPLS.update({name: _special for name in special.SPECIAL})
 IMPLS.update({
@@ -161,12 +296,36 @@ IMPLS.update({
     "reshape": _reshape, "permute": _permute, "broadcast": _broadcast,
     "slice": _slice, "flip": _flip, "pad": _pad, "concat": _concat,
     "update_slice": _update_slice,
+    "sort": _sort, "argsort": _argsort, "searchsorted": _searchsorted, "isin": _isin,
+    "take": _take, "take_along_axis": _take_along_axis, "gather": _gather, "scatter": _scatter,
+    "diagonal": _diagonal, "select": _select,
+    "cholesky": _linalg(lambda a, upper: np.linalg.cholesky(a, upper=upper)),
+    "inv": _linalg(np.linalg.inv), "det": _linalg(np.linalg.det), "solve": _linalg(np.linalg.solve),
+    "pinv": _linalg(lambda a, rtol: np.linalg.pinv(a, rtol=rtol)),
+    "svdvals": _linalg(np.linalg.svdvals), "eigvalsh": _linalg(np.linalg.eigvalsh),
+    "eigvals": _linalg(np.linalg.eigvals),
+    "qr": _multi(lambda a, mode: np.linalg.qr(a, mode=mode)),
+    "svd": _multi(lambda a, full: np.linalg.svd(a, full_matrices=full)),
+    "eigh": _multi(np.linalg.eigh), "eig": _multi(np.linalg.eig), "slogdet": _multi(np.linalg.slogdet),
+    "fftn": _fftn(np.fft.fftn), "ifftn": _fftn(np.fft.ifftn), "rfftn": _fftn(np.fft.rfftn),
+    "irfftn": _fftn(np.fft.irfftn), "hfft": _fft_1d(np.fft.hfft), "ihfft": _fft_1d(np.fft.ihfft),
 })
+
+# Data-dependent primitives: each takes NumPy arrays and returns a tuple of
+# NumPy arrays whose shapes depend on the values.
+DYNAMIC = {
+    "nonzero": lambda a: np.nonzero(a),
+    "unique_all": lambda a: tuple(np.unique_all(a)),
+    "unique_counts": lambda a: tuple(np.unique_counts(a)),
+    "unique_inverse": lambda a: tuple(np.unique_inverse(a)),
+    "unique_values": lambda a: (np.unique_values(a),),
+    "repeat": lambda a, repeats, axis: (np.repeat(a, repeats, axis=axis),),
+}
 
 
 class CPUExecutor(Executor):
     name = "cpu"
-    supports = frozenset(name for name in PRIMITIVES if name in IMPLS)
+    supports = frozenset(name for name in PRIMITIVES if name in IMPLS or name in DYNAMIC)
 
     def from_host(self, array, copy=True):
         # Buffers stay writable inside the executor (legacy DLPack cannot
@@ -202,6 +361,10 @@ class CPUExecutor(Executor):
         elif not legacy:
             array = self.to_host(array)  # DLPack >= 1.0 carries the read-only flag
         return array.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+    def run_dynamic(self, name, buffers, attrs):
+        outputs = DYNAMIC[name](*[np.asarray(b) for b in buffers], *attrs)
+        return [(out, out.shape, FROM_NUMPY[out.dtype]) for out in (np.asarray(o) for o in outputs)]
 
     def dlpack_device(self, buffer):
         return np.asarray(buffer).__dlpack_device__()

@@ -137,8 +137,130 @@ def _matmul_rule(prim, inputs, attrs):
     return shape, inputs[0].dtype
 
 
+def _index_rule(prim, inputs, attrs):
+    return inputs[0].shape, dt.DEFAULT_INDEX
+
+
+def _searchsorted_rule(prim, inputs, attrs):
+    return inputs[1].shape, dt.DEFAULT_INDEX
+
+
+def _bool_like_first(prim, inputs, attrs):
+    return inputs[0].shape, dt.bool
+
+
+def _take_rule(prim, inputs, attrs):
+    (x, indices), axis = inputs, attrs[0]
+    return x.shape[:axis] + indices.shape + x.shape[axis + 1:], x.dtype
+
+
+def _take_along_axis_rule(prim, inputs, attrs):
+    (x, indices), axis = inputs, attrs[0]
+    shape = list(x.shape)
+    shape[axis] = indices.shape[axis]
+    return broadcast_shapes(prim.name, tuple(shape), indices.shape), x.dtype
+
+
+def _given_shape_rule(prim, inputs, attrs):
+    # gather: attrs (key template, output shape); the namespace computes the
+    # shape with NumPy's advanced-indexing rules when it builds the template.
+    return attrs[1], inputs[0].dtype
+
+
+def _diagonal_rule(prim, inputs, attrs):
+    shape, offset = inputs[0].shape, attrs[0]
+    n, m = shape[-2], shape[-1]
+    length = max(0, min(n, m - offset)) if offset >= 0 else max(0, min(n + offset, m))
+    return shape[:-2] + (length,), inputs[0].dtype
+
+
+def _batch_scalar_rule(prim, inputs, attrs):
+    return inputs[0].shape[:-2], inputs[0].dtype
+
+
+def _solve_rule(prim, inputs, attrs):
+    a, b = inputs[0].shape, inputs[1].shape
+    if len(b) == 1:
+        return a[:-1], inputs[0].dtype
+    return broadcast_shapes(prim.name, a[:-2], b[:-2]) + b[-2:], inputs[0].dtype
+
+
+def _pinv_rule(prim, inputs, attrs):
+    shape = inputs[0].shape
+    return shape[:-2] + (shape[-1], shape[-2]), inputs[0].dtype
+
+
+def _svdvals_rule(prim, inputs, attrs):
+    shape = inputs[0].shape
+    return shape[:-2] + (min(shape[-2:]),), dt.real_dtype(inputs[0].dtype)
+
+
+def _eigvalsh_rule(prim, inputs, attrs):
+    return inputs[0].shape[:-1], dt.real_dtype(inputs[0].dtype)
+
+
+def _eigvals_rule(prim, inputs, attrs):
+    return inputs[0].shape[:-1], dt.COMPLEX_OF[inputs[0].dtype]
+
+
+# Multi-output primitives return one (shape, dtype) pair per output; their
+# node's shape and dtype are tuples, and `select` nodes pick one output.
+def _qr_rule(prim, inputs, attrs):
+    shape, dtype = inputs[0].shape, inputs[0].dtype
+    m, n = shape[-2:]
+    k = m if attrs[0] == "complete" else min(m, n)
+    return (shape[:-2] + (m, k), dtype), (shape[:-2] + (k, n), dtype)
+
+
+def _svd_rule(prim, inputs, attrs):
+    shape, dtype = inputs[0].shape, inputs[0].dtype
+    m, n = shape[-2:]
+    k = min(m, n)
+    u, v = (m, n) if attrs[0] else (k, k)
+    return ((shape[:-2] + (m, u), dtype), (shape[:-2] + (k,), dt.real_dtype(dtype)),
+            (shape[:-2] + (v, n), dtype))
+
+
+def _eigh_rule(prim, inputs, attrs):
+    shape, dtype = inputs[0].shape, inputs[0].dtype
+    return (shape[:-1], dt.real_dtype(dtype)), (shape, dtype)
+
+
+def _eig_rule(prim, inputs, attrs):
+    shape, dtype = inputs[0].shape, dt.COMPLEX_OF[inputs[0].dtype]
+    return (shape[:-1], dtype), (shape, dtype)
+
+
+def _slogdet_rule(prim, inputs, attrs):
+    shape, dtype = inputs[0].shape[:-2], inputs[0].dtype
+    return (shape, dtype), (shape, dt.real_dtype(dtype))
+
+
+def _select_rule(prim, inputs, attrs):
+    return inputs[0].shape[attrs[0]], inputs[0].dtype[attrs[0]]
+
+
+def _fft(result, half_last=False):
+    """FFT rule: attrs (axes, sizes, norm); `sizes` are the transform lengths.
+
+    rfftn and ihfft keep only the non-negative frequencies of the last axis.
+    """
+    def rule(prim, inputs, attrs):
+        axes, sizes, _ = attrs
+        shape = list(inputs[0].shape)
+        for axis, n in zip(axes, sizes):
+            shape[axis] = n
+        if half_last:
+            shape[axes[-1]] = sizes[-1] // 2 + 1
+        dtype = inputs[0].dtype
+        dtype = dt.COMPLEX_OF[dtype] if result == "complex" else dt.real_dtype(dtype)
+        return tuple(shape), dtype
+    return rule
+
+
 LEAF, ELEMENTWISE, REDUCE, SCAN, MOVEMENT, UPDATE, CONTRACTION = (
     "leaf", "elementwise", "reduce", "scan", "movement", "update", "contraction")
+SORT, INDEX, LINALG, MULTI, FFT, DYNAMIC = "sort", "index", "linalg", "multi", "fft", "dynamic"
 
 # name: dtype category the inputs accept (None: any), result dtype rule
 UNARY = {
@@ -251,5 +373,37 @@ _add("pad", MOVEMENT, None, _pad_rule)                   # attrs: ((lo, hi), ...
 _add("concat", MOVEMENT, None, _concat_rule)             # attrs: axis
 _add("matmul", CONTRACTION, "numeric", _matmul_rule)   # NumPy matmul semantics, 1-D operands too
 _add("update_slice", UPDATE, None, _same_rule)           # inputs: x, value; attrs: starts, stops, steps
+_add("sort", SORT, "real numeric", _same_rule)            # attrs: axis, descending
+_add("argsort", SORT, "real numeric", _index_rule)        # attrs: axis, descending (stable)
+_add("searchsorted", SORT, "real numeric", _searchsorted_rule)  # inputs: sorted 1-D x1, x2; attrs: side
+_add("isin", ELEMENTWISE, "any", _bool_like_first)       # inputs: x1, x2 (any shape); attrs: invert
+_add("take", INDEX, None, _take_rule)                    # inputs: x, 1-D indices; attrs: axis
+_add("take_along_axis", INDEX, None, _take_along_axis_rule)  # inputs: x, indices; attrs: axis
+_add("gather", INDEX, None, _given_shape_rule)           # inputs: x, *index arrays; attrs: key template, shape
+_add("scatter", UPDATE, None, _same_rule)                # inputs: x, value, *index arrays; attrs: key template
+_add("diagonal", MOVEMENT, None, _diagonal_rule)         # attrs: offset (over the last two axes)
+_add("cholesky", LINALG, "floating", _same_rule)         # attrs: upper
+_add("inv", LINALG, "floating", _same_rule)
+_add("det", LINALG, "floating", _batch_scalar_rule)
+_add("solve", LINALG, "floating", _solve_rule)           # NumPy 2 semantics: 1-D x2 is one vector
+_add("pinv", LINALG, "floating", _pinv_rule)             # attrs: rtol (None: max(M, N) * eps)
+_add("svdvals", LINALG, "floating", _svdvals_rule)
+_add("eigvalsh", LINALG, "floating", _eigvalsh_rule)
+_add("eigvals", LINALG, "floating", _eigvals_rule)
+_add("qr", MULTI, "floating", _qr_rule)                  # attrs: mode -> (Q, R)
+_add("svd", MULTI, "floating", _svd_rule)                # attrs: full_matrices -> (U, S, Vh)
+_add("eigh", MULTI, "floating", _eigh_rule)              # -> (eigenvalues, eigenvectors)
+_add("eig", MULTI, "floating", _eig_rule)                # -> (eigenvalues, eigenvectors), complex
+_add("slogdet", MULTI, "floating", _slogdet_rule)        # -> (sign, logabsdet)
+_add("select", MOVEMENT, None, _select_rule)             # attrs: index of the output of a multi-output node
+_add("fftn", FFT, "complex floating", _fft("complex"))
+_add("ifftn", FFT, "complex floating", _fft("complex"))
+_add("rfftn", FFT, "real floating", _fft("complex", half_last=True))
+_add("irfftn", FFT, "complex floating", _fft("real"))
+_add("hfft", FFT, "complex floating", _fft("real"))      # one axis
+_add("ihfft", FFT, "real floating", _fft("complex", half_last=True))  # one axis
+# Data-dependent shapes: no rule; the scheduler runs them at once (run_dynamic).
+for _name in ("nonzero", "unique_all", "unique_counts", "unique_inverse", "unique_values", "repeat"):
+    _add(_name, DYNAMIC, None, None)
 
 BUFFER = PRIMITIVES["buffer"]

@@ -14,7 +14,7 @@ from .. import debug, dtypes as dt, executors
 from ..device import CPU, Device
 from ..graph.node import Node
 from ..graph.primitives import BUFFER, PRIMITIVES, broadcast_shapes
-from ..scheduler.schedule import realize
+from ..scheduler.schedule import realize, run_dynamic
 from .array_object import Array
 
 # Longest chain of unrealized nodes before arrayx realizes the graph itself.
@@ -36,6 +36,19 @@ def make(prim, inputs, attrs=()):
     """A node applying `prim` to input nodes (rule-inferred shape/dtype)."""
     shape, dtype = prim.rule(prim, inputs, attrs)
     return Node(prim, inputs, attrs, shape, dtype, inputs[0].device)
+
+
+def make_multi(prim, inputs, attrs=()):
+    """The output nodes of a multi-output primitive (one `select` node each)."""
+    outputs = prim.rule(prim, inputs, attrs)
+    node = Node(prim, inputs, attrs, tuple(s for s, _ in outputs), tuple(d for _, d in outputs), inputs[0].device)
+    select = P["select"]
+    return tuple(Node(select, (node,), (i,), shape, dtype, node.device) for i, (shape, dtype) in enumerate(outputs))
+
+
+def dynamic(name, inputs, attrs=()):
+    """Arrays of a data-dependent primitive: a force point (see run_dynamic)."""
+    return tuple(Array._new(n) for n in run_dynamic(P[name], list(inputs), attrs))
 
 
 def leaf(prim, shape, dtype, attrs, device):
@@ -166,7 +179,7 @@ def check_device(device, name):
 
 
 __all__ = [
-    "P", "wrap", "make", "leaf", "buffer_node", "scalar_node", "is_scalar", "node_of",
+    "P", "wrap", "make", "make_multi", "dynamic", "leaf", "buffer_node", "scalar_node", "is_scalar", "node_of",
     "check_dtype", "astype_node", "same_device", "broadcast_node", "reshape_node",
     "normalize_axis", "normalize_axes", "normalize_shape", "check_device", "broadcast_shapes",
 ]

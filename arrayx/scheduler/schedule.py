@@ -12,7 +12,7 @@ executor; the plan transfers its inputs there and its result back.
 
 from .. import debug, executors
 from ..executors.base import Step
-from ..graph.node import toposort
+from ..graph.node import Node, toposort
 from ..graph.primitives import BUFFER
 
 PLAN_CACHE_SIZE = 4096
@@ -45,9 +45,16 @@ def _structure(order, requested):
     return tuple(key), inputs
 
 
+def _transfer(buffer, source, target):
+    """Move a buffer (or the tuple of a multi-output step) between executors."""
+    if isinstance(buffer, tuple):
+        return tuple(source.transfer(b, target) for b in buffer)
+    return source.transfer(buffer, target)
+
+
 def _transfer_step(source, target):
     def run(slots, s, t):
-        slots[t] = source.transfer(slots[s], target)
+        slots[t] = _transfer(slots[s], source, target)
     return run
 
 
@@ -66,7 +73,7 @@ def _build_plan(order, requested):
         if node.buffer is not None:
             continue
         home = executors.executor_for(node.device)
-        ex = home if node.op.name in home.supports else executors.cpu
+        ex = home if node.op.name in home.supports else executors.cpu_executor
         args = []
         for n in node.inputs:
             s = slot[id(n)]
@@ -151,3 +158,23 @@ def realize(nodes):
     debug.counters["steps_run"] += steps
     for node, s in zip(requested, plan.outputs):
         node.realize_as(slots[s], BUFFER)
+
+
+def run_dynamic(prim, nodes, attrs):
+    """Run a data-dependent primitive now; one realized node per output.
+
+    Its inputs are realized first; a device whose executor lacks the primitive
+    runs it on the CPU executor, and the results move back to the device.
+    """
+    realize(nodes)
+    device = nodes[0].device
+    home = executors.executor_for(device)
+    ex = home if prim.name in home.supports else executors.cpu_executor
+    buffers = [n.buffer if ex is home else _transfer(n.buffer, home, ex) for n in nodes]
+    outputs = []
+    for buffer, shape, dtype in ex.run_dynamic(prim.name, buffers, attrs):
+        if ex is not home:
+            buffer = _transfer(buffer, ex, home)
+        outputs.append(Node(BUFFER, (), (), shape, dtype, device, buffer))
+    debug.counters["realizations"] += 1
+    return outputs
