@@ -30,7 +30,11 @@ from .namespace.manipulation import (broadcast_arrays, broadcast_shapes, broadca
                                      unstack)
 from .namespace.statistical import cumulative_prod, cumulative_sum, max, mean, min, prod, std, sum, var
 from .namespace.utility import all, any, diff
-from . import debug
+from .namespace.indexing import *  # noqa: F401,F403  (take, take_along_axis)
+from .namespace.searching import *  # noqa: F401,F403
+from .namespace.sorting import *  # noqa: F401,F403
+from .namespace.sets import *  # noqa: F401,F403
+from . import debug, fft, linalg  # noqa: F401  (the standard's extensions are submodules)
 
 __version__ = "0.1.0"
 __array_api_version__ = "2025.12"

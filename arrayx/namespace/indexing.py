@@ -14,6 +14,8 @@ from .build import P, astype_node, broadcast_node, make, reshape_node, scalar_no
 
 _SCALARS = (bool, int, float, complex)
 
+__all__ = []
+
 
 def parse_key(key, shape, name):
     """(starts, stops, steps, result shape) of a basic index into `shape`."""

@@ -1,0 +1,3 @@
+"""The array API standard's FFT extension (`xp.fft`)."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""The array API standard's linear algebra extension (`xp.linalg`)."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""Searching functions of the array API standard."""
+
+__all__ = []

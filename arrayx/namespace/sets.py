@@ -1,0 +1,3 @@
+"""Sets functions of the array API standard."""
+
+__all__ = []

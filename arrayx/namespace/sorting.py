@@ -1,0 +1,3 @@
+"""Sorting functions of the array API standard."""
+
+__all__ = []
