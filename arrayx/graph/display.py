@@ -10,6 +10,13 @@ def _fmt_attr(value):
     return str(value)
 
 
+def _type(node):
+    """`dtype[shape]`, or a tuple of them for a multi-output node."""
+    if isinstance(node.dtype, tuple):
+        return "(" + ", ".join(f"{d}[{','.join(map(str, s))}]" for d, s in zip(node.dtype, node.shape)) + ")"
+    return f"{node.dtype}[{','.join(map(str, node.shape))}]"
+
+
 def describe(outputs):
     """One line per node: `%i = op(%inputs, attrs) : dtype[shape]`, inputs first."""
     order = toposort(outputs)
@@ -25,6 +32,5 @@ def describe(outputs):
             kind = f"constant {executor_for(n.device).to_host(n.buffer).item()!r}"
         else:
             kind = "buffer"
-        shape = ",".join(str(d) for d in n.shape)
-        lines.append(f"{name[id(n)]} = {kind} : {n.dtype}[{shape}]")
+        lines.append(f"{name[id(n)]} = {kind} : {_type(n)}")
     return "\n".join(lines)
