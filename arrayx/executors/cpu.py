@@ -153,8 +153,9 @@ def _update_slice(step):
 def _sort(step):
     axis, descending = step.attrs
     if descending:
-        # Descending values: the ascending sort reversed (equal values are indistinguishable).
-        return lambda a: np.flip(np.sort(a, axis=axis, kind="stable"), axis=axis)
+        # Stable descending order: sort the reversed array, then reverse back,
+        # so elements that compare equal (-0.0 and 0.0) keep their order.
+        return lambda a: np.flip(np.sort(np.flip(a, axis=axis), axis=axis, kind="stable"), axis=axis)
     return lambda a: np.sort(a, axis=axis, kind="stable")
 
 

@@ -14,7 +14,7 @@ class Info:
         """Optional features of the namespace."""
         return {
             "boolean indexing": False,
-            "data-dependent shapes": False,
+            "data-dependent shapes": True,
             "max dimensions": 64,
         }
 

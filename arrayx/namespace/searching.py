@@ -1,3 +1,121 @@
-"""Searching functions of the array API standard."""
+"""Searching functions of the array API standard.
 
-__all__ = []
+argmax, argmin and searchsorted are primitives; count_nonzero is a composite
+(`not_equal`, then a `sum` in the default index dtype). nonzero has a
+data-dependent shape and is a force point. `where` lives in elementwise.py.
+"""
+
+import numpy as np
+
+from .. import dtypes as dt
+from .array_object import Array
+from .build import (P, astype_node, check_dtype, dynamic, make, node_of, normalize_axes, normalize_axis,
+                    scalar_node, wrap)
+from .elementwise import binary_nodes
+
+_SIDES = ("left", "right")
+
+
+def _arg_extremum(name, x, axis, keepdims):
+    node = node_of(x, name)
+    check_dtype(node, "real numeric", name)
+    ndim = len(node.shape)
+    # The standard takes one axis or None (flattened), never a tuple.
+    axes = tuple(range(ndim)) if axis is None else (normalize_axis(axis, ndim, name),)
+    if any(node.shape[a] == 0 for a in axes):
+        raise ValueError(f"{name}: attempt to get {name} of an empty sequence "
+                         f"(axis {axis} of an array of shape {node.shape} has zero size)")
+    return wrap(make(P[name], (node,), (axes, bool(keepdims))))
+
+
+def argmax(x, /, *, axis=None, keepdims=False):
+    """Returns the indices of the maximum values along a specified axis.
+
+    When the maximum value occurs multiple times, only the indices corresponding
+    to the first occurrence are returned. A NaN counts as the maximum (its
+    first occurrence is returned), as in NumPy.
+    """
+    return _arg_extremum("argmax", x, axis, keepdims)
+
+
+def argmin(x, /, *, axis=None, keepdims=False):
+    """Returns the indices of the minimum values along a specified axis.
+
+    When the minimum value occurs multiple times, only the indices corresponding
+    to the first occurrence are returned. A NaN counts as the minimum (its
+    first occurrence is returned), as in NumPy.
+    """
+    return _arg_extremum("argmin", x, axis, keepdims)
+
+
+def count_nonzero(x, /, *, axis=None, keepdims=False):
+    """Counts the number of array elements which are non-zero.
+
+    A complex element is non-zero when either component is non-zero; a boolean
+    element is non-zero when it is True. The result has the default array index
+    data type.
+    """
+    node = node_of(x, "count_nonzero")
+    axes = normalize_axes(axis, len(node.shape), "count_nonzero")
+    flags = node
+    if node.dtype != dt.bool:
+        zero = scalar_node(0, node.dtype, node.device, "count_nonzero")
+        flags = make(P["not_equal"], (node, zero))
+    counts = astype_node(flags, dt.DEFAULT_INDEX)
+    return wrap(make(P["sum"], (counts,), (axes, bool(keepdims))))
+
+
+def nonzero(x, /):
+    """Returns the indices of the array elements which are non-zero.
+
+    The result is a tuple of one array per dimension of x, each holding the
+    indices of the non-zero elements in that dimension, in row-major (C-style)
+    order, with the default array index data type. x must have one or more
+    dimensions.
+
+    The shape of the result depends on the values of x, so calling nonzero
+    evaluates x (a force point).
+    """
+    node = node_of(x, "nonzero")
+    if len(node.shape) == 0:
+        raise ValueError("nonzero: x must have one or more dimensions; it is zero-dimensional")
+    return dynamic("nonzero", (node,))
+
+
+def searchsorted(x1, x2, /, *, side="left", sorter=None):
+    """Finds the indices into x1 such that, if the corresponding elements in x2
+    were inserted before the indices, the order of x1, when sorted in ascending
+    order, would be preserved.
+
+    x1 must be one-dimensional and sorted in ascending order, or `sorter` must
+    hold the indices that sort it. A Python scalar x2 is treated as a
+    zero-dimensional array of the dtype the standard gives a scalar meeting x1.
+    NaNs sort after every other value, consistently with `sort`.
+    """
+    name = "searchsorted"
+    node = node_of(x1, name, "x1")
+    if len(node.shape) != 1:
+        raise ValueError(f"{name}: x1 must be one-dimensional, got shape {node.shape}")
+    check_dtype(node, "real numeric", name, "x1")
+    if isinstance(x2, (np.integer, np.floating)):
+        x2 = x2.item()  # NumPy scalars act as Python scalars, as in the elementwise functions
+    if isinstance(x2, Array):
+        check_dtype(x2._node, "real numeric", name, "x2")
+    elif type(x2) not in (int, float):
+        raise TypeError(f"{name}: x2 must be an arrayx array, int or float, got {type(x2).__name__}")
+    if side not in _SIDES:
+        raise ValueError(f"{name}: side must be 'left' or 'right', got {side!r}")
+    if sorter is not None:
+        order = node_of(sorter, name, "sorter")
+        check_dtype(order, "integral", name, "sorter")
+        if order.shape != node.shape:
+            raise ValueError(f"{name}: sorter must have the shape of x1 {node.shape}, got {order.shape}")
+        if order.device != node.device:
+            raise ValueError(f"{name}: sorter is on {order.device}, x1 on {node.device}")
+        # x1 in sorted order (before promotion: a narrower gather is cheaper).
+        x1 = wrap(make(P["take"], (node, order), (0,)))
+    n1, n2 = binary_nodes(name, x1, x2)
+    return wrap(make(P["searchsorted"], (n1, n2), (side,)))
+
+
+__all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted"]
