@@ -24,9 +24,9 @@ from .namespace.elementwise import (abs, acos, acosh, add, asin, asinh, atan, at
                                     remainder, round, sign, signbit, sin, sinh, sqrt, square, subtract, tan,
                                     tanh, trunc, where)
 from .namespace.inspection import __array_namespace_info__
-from .namespace.linear_algebra import matmul, matrix_transpose
+from .namespace.linear_algebra import matmul, matrix_transpose, tensordot, vecdot
 from .namespace.manipulation import (broadcast_arrays, broadcast_shapes, broadcast_to, concat, expand_dims,
-                                     flip, moveaxis, permute_dims, reshape, roll, squeeze, stack, tile,
+                                     flip, moveaxis, permute_dims, repeat, reshape, roll, squeeze, stack, tile,
                                      unstack)
 from .namespace.statistical import cumulative_prod, cumulative_sum, max, mean, min, prod, std, sum, var
 from .namespace.utility import all, any, diff

@@ -1,3 +1,482 @@
-"""The array API standard's linear algebra extension (`xp.linalg`)."""
+"""The array API standard's linear algebra extension (`xp.linalg`).
 
-__all__ = []
+Decompositions, inverses, determinants and singular values are primitives
+(graph/primitives.py), each one node over a whole stack of matrices; the
+others are composites of primitives: matrix_rank and the spectral matrix
+norms reduce `svdvals`, vector_norm reduces `abs`, cross combines slices,
+trace sums a `diagonal`, matrix_power squares repeatedly, outer multiplies two
+reshaped vectors. Shapes and dtypes are checked here, at the call, so a bad
+argument raises naming the function (`linalg.<name>`) before anything runs.
+Multi-output functions return the standard's named tuples; their fields
+select outputs of one node, so the decomposition runs once however many
+fields are used.
+"""
+
+import math
+import operator
+from typing import NamedTuple
+
+import numpy as np
+
+from . import dtypes as dt
+from .namespace.array_object import Array
+from .namespace.build import (P, astype_node, broadcast_node, broadcast_shapes, check_dtype, leaf, make,
+                              make_multi, node_of, normalize_axes, reshape_node, same_device, scalar_node, wrap)
+from .namespace.creation import eye
+from .namespace.linear_algebra import (contraction_axis, matmul, matrix_transpose, numeric_operands,
+                                       permute_node, tensordot, vecdot)
+from .namespace.statistical import _accumulator
+
+__all__ = [
+    "cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matmul",
+    "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet",
+    "solve", "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm",
+]
+
+
+class EighResult(NamedTuple):
+    eigenvalues: Array
+    eigenvectors: Array
+
+
+class EigResult(NamedTuple):
+    eigenvalues: Array
+    eigenvectors: Array
+
+
+class QRResult(NamedTuple):
+    Q: Array
+    R: Array
+
+
+class SlogdetResult(NamedTuple):
+    sign: Array
+    logabsdet: Array
+
+
+class SVDResult(NamedTuple):
+    U: Array
+    S: Array
+    Vh: Array
+
+
+# --- argument checks -------------------------------------------------------
+
+def _matrices(x, name, accepts="floating", square=False):
+    """The node of a (stack of) matrices x: ndim >= 2, dtype in `accepts`, maybe square."""
+    node = node_of(x, name)
+    if accepts is not None:
+        check_dtype(node, accepts, name)
+    shape = node.shape
+    if len(shape) < 2:
+        raise ValueError(f"{name}: x must have at least 2 dimensions (a matrix or a stack of matrices), "
+                         f"got shape {shape}")
+    if square and shape[-1] != shape[-2]:
+        raise ValueError(f"{name}: x must be a square matrix (or a stack of them), got shape {shape}")
+    return node
+
+
+def _int_arg(value, name, argname):
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name}: {argname} must be an integer, got {type(value).__name__}") from None
+
+
+def _real_number(value):
+    """`value` as a float if it is a real Python/NumPy number (not bool), else None."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return None
+    return float(value)
+
+
+# --- node helpers ----------------------------------------------------------
+
+def _reduce(prim, node, axes, keepdims=False):
+    return make(P[prim], (node,), (tuple(axes), keepdims))
+
+
+def _last(node):
+    """The last axis of node, as a reduction's axes."""
+    return (len(node.shape) - 1,)
+
+
+def _abs_squared(node):
+    """|x|**2 in x's real dtype (re**2 + im**2 for complex, without a square root)."""
+    if node.dtype in dt.COMPLEX:
+        re, im = make(P["real"], (node,)), make(P["imag"], (node,))
+        return make(P["add"], (make(P["multiply"], (re, re)), make(P["multiply"], (im, im))))
+    return make(P["multiply"], (node, node))
+
+
+def _full(shape, dtype, value, device):
+    return leaf(P["full"], shape, dtype, (value,), device)
+
+
+def _rtol(rtol, node, name):
+    """The rtol of matrix_rank/pinv as (node, batch shape of the result).
+
+    A float is a 0-d array of x's real dtype; an array must be real floating
+    and broadcast against x's stack shape; None is max(M, N) * eps.
+    """
+    real = dt.real_dtype(node.dtype)
+    batch = node.shape[:-2]
+    if rtol is None:
+        eps = float(np.finfo(real.dtype).eps)
+        return scalar_node(max(node.shape[-2:]) * eps, real, node.device, name), batch
+    value = _real_number(rtol)
+    if value is not None:
+        return scalar_node(value, real, node.device, name), batch
+    if not isinstance(rtol, Array):
+        raise TypeError(f"{name}: rtol must be None, a float or an arrayx array, got {type(rtol).__name__}")
+    tol = rtol._node
+    check_dtype(tol, "real floating", name, "rtol")
+    same_device(name, (node, tol))
+    return tol, broadcast_shapes(name, batch, tol.shape)
+
+
+def _tolerance(s, tol):
+    """rtol * largest singular value, shaped to compare with s (..., K), in one dtype with s."""
+    smax = _reduce("max", s, _last(s), keepdims=True)
+    if tol.shape:
+        tol = reshape_node(tol, tol.shape + (1,))
+    dtype = dt.PROMOTION[s.dtype, tol.dtype]
+    cutoff = make(P["multiply"], (astype_node(smax, dtype), astype_node(tol, dtype)))
+    return astype_node(s, dtype), cutoff
+
+
+# --- the functions ---------------------------------------------------------
+
+def cholesky(x, /, *, upper=False):
+    """Returns the lower (upper) Cholesky decomposition of a complex Hermitian or real symmetric
+    positive-definite matrix x.
+
+    Whether x is Hermitian positive-definite is not checked.
+    """
+    node = _matrices(x, "linalg.cholesky", square=True)
+    return wrap(make(P["cholesky"], (node,), (bool(upper),)))
+
+
+def cross(x1, x2, /, *, axis=-1):
+    """Returns the cross product of 3-element vectors.
+
+    The axis (counted from the last axis) must have size 3 in both x1 and x2;
+    the other axes broadcast.
+    """
+    name = "linalg.cross"
+    n1, n2 = numeric_operands(name, x1, x2)
+    axis = contraction_axis(name, axis, len(n1.shape), len(n2.shape))
+    for n, argname in ((n1, "x1"), (n2, "x2")):
+        if n.shape[axis] != 3:
+            raise ValueError(f"{name}: axis {axis} of {argname} must have size 3, got shape {n.shape}")
+    shape = broadcast_shapes(name, n1.shape, n2.shape)
+
+    def component(node, i):
+        ndim = len(node.shape)
+        stops = list(node.shape)
+        starts, steps = [0] * ndim, [1] * ndim
+        starts[axis], stops[axis] = i, i + 1
+        return make(P["slice"], (node,), (tuple(starts), tuple(stops), tuple(steps)))
+
+    a = [component(n1, i) for i in range(3)]
+    b = [component(n2, i) for i in range(3)]
+
+    def minor(i, j):
+        return make(P["subtract"], (make(P["multiply"], (a[i], b[j])), make(P["multiply"], (a[j], b[i]))))
+
+    parts = (minor(1, 2), minor(2, 0), minor(0, 1))
+    return wrap(make(P["concat"], parts, (len(shape) + axis,)))
+
+
+def det(x, /):
+    """Returns the determinant of a square matrix (or a stack of square matrices) x."""
+    return wrap(make(P["det"], (_matrices(x, "linalg.det", square=True),)))
+
+
+def diagonal(x, /, *, offset=0):
+    """Returns the specified diagonals of a matrix (or a stack of matrices) x.
+
+    offset = 0 is the main diagonal, offset > 0 a diagonal above it, offset < 0
+    one below; an offset beyond the matrix gives diagonals of size 0.
+    """
+    node = _matrices(x, "linalg.diagonal", accepts=None)
+    return wrap(make(P["diagonal"], (node,), (_int_arg(offset, "linalg.diagonal", "offset"),)))
+
+
+def eig(x, /):
+    """Returns eigenvalues and eigenvectors of a real or complex matrix (or stack of matrices) x.
+
+    Both fields have the complex dtype of x's precision; eigenvalue order is
+    unspecified.
+    """
+    node = _matrices(x, "linalg.eig", square=True)
+    return EigResult(*(wrap(n) for n in make_multi(P["eig"], (node,))))
+
+
+def eigh(x, /):
+    """Returns an eigenvalue decomposition of a complex Hermitian or real symmetric matrix (or a
+    stack of matrices) x.
+
+    The eigenvalues are real (their order is unspecified); whether x is
+    Hermitian is not checked.
+    """
+    node = _matrices(x, "linalg.eigh", square=True)
+    return EighResult(*(wrap(n) for n in make_multi(P["eigh"], (node,))))
+
+
+def eigvals(x, /):
+    """Returns the eigenvalues of a real or complex matrix (or a stack of matrices) x (complex dtype)."""
+    return wrap(make(P["eigvals"], (_matrices(x, "linalg.eigvals", square=True),)))
+
+
+def eigvalsh(x, /):
+    """Returns the eigenvalues of a complex Hermitian or real symmetric matrix (or a stack of
+    matrices) x (real dtype; their order is unspecified)."""
+    return wrap(make(P["eigvalsh"], (_matrices(x, "linalg.eigvalsh", square=True),)))
+
+
+def inv(x, /):
+    """Returns the multiplicative inverse of a square matrix (or a stack of square matrices) x.
+
+    A singular matrix raises LinAlgError when the array is computed.
+    """
+    return wrap(make(P["inv"], (_matrices(x, "linalg.inv", square=True),)))
+
+
+_MATRIX_ORDS = (1, -1, 2, -2, math.inf, -math.inf)
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    """Computes the matrix norm of a matrix (or a stack of matrices) x.
+
+    ord: 'fro' (Frobenius), 'nuc' (nuclear: sum of singular values), 1 / -1
+    (max / min over columns of the sum of absolute values), 2 / -2 (largest /
+    smallest singular value), inf / -inf (max / min over rows of the sum of
+    absolute values). The norm of an empty matrix is 0.
+    """
+    name = "linalg.matrix_norm"
+    node = _matrices(x, name)
+    if isinstance(ord, str):
+        if ord not in ("fro", "nuc"):
+            raise ValueError(f"{name}: ord must be 'fro', 'nuc', 1, -1, 2, -2, inf or -inf, got {ord!r}")
+    elif _real_number(ord) not in _MATRIX_ORDS:
+        raise ValueError(f"{name}: ord must be 'fro', 'nuc', 1, -1, 2, -2, inf or -inf, got {ord!r}")
+    real = dt.real_dtype(node.dtype)
+    ndim = len(node.shape)
+    batch = node.shape[:-2]
+    if 0 in node.shape[-2:]:
+        # The zero map: every norm is 0 (and max/min over no values would have no identity).
+        out = _full(batch, real, 0, node.device)
+    elif ord == "fro":
+        out = make(P["sqrt"], (_reduce("sum", _abs_squared(node), (ndim - 2, ndim - 1)),))
+    elif ord == "nuc" or ord in (2, -2):
+        s = make(P["svdvals"], (node,))
+        out = _reduce("sum" if ord == "nuc" else "max" if ord == 2 else "min", s, _last(s))
+    else:
+        # 1: column sums (over rows, axis -2); inf: row sums (over columns, axis -1).
+        sums = _reduce("sum", make(P["abs"], (node,)), (ndim - 2 if abs(ord) == 1 else ndim - 1,))
+        out = _reduce("max" if ord > 0 else "min", sums, _last(sums))
+    if keepdims:
+        out = reshape_node(out, batch + (1, 1))
+    return wrap(out)
+
+
+def matrix_power(x, n, /):
+    """Raises a square matrix (or a stack of square matrices) x to an integer power n.
+
+    n = 0 gives the identity; n < 0 the inverse raised to -n (x must be
+    invertible). Computed by repeated squaring: about 2 log2(|n|) products.
+    """
+    name = "linalg.matrix_power"
+    node = _matrices(x, name, square=True)
+    n = _int_arg(n, name, "n")
+    if n == 0:
+        identity = eye(node.shape[-1], dtype=node.dtype, device=node.device)._node
+        return wrap(broadcast_node(identity, node.shape))
+    power = node if n > 0 else make(P["inv"], (node,))
+    result, k = None, abs(n)
+    while True:
+        if k & 1:
+            result = power if result is None else make(P["matmul"], (result, power))
+        k >>= 1
+        if not k:
+            return wrap(result)
+        power = make(P["matmul"], (power, power))
+
+
+def matrix_rank(x, /, *, rtol=None):
+    """Returns the rank (i.e., number of non-zero singular values) of a matrix (or a stack of matrices).
+
+    Singular values at most rtol * (the largest singular value) count as zero;
+    rtol defaults to max(M, N) * eps of x's real dtype, and an array rtol
+    broadcasts against x's stack shape.
+    """
+    name = "linalg.matrix_rank"
+    node = _matrices(x, name)
+    tol, batch = _rtol(rtol, node, name)
+    if 0 in node.shape[-2:]:
+        return wrap(_full(batch, dt.DEFAULT_INT, 0, node.device))
+    s, cutoff = _tolerance(make(P["svdvals"], (node,)), tol)
+    nonzero = astype_node(make(P["greater"], (s, cutoff)), dt.DEFAULT_INT)
+    return wrap(_reduce("sum", nonzero, _last(nonzero)))
+
+
+def outer(x1, x2, /):
+    """Returns the outer product of two vectors x1 and x2 (shape (N, M))."""
+    name = "linalg.outer"
+    n1, n2 = numeric_operands(name, x1, x2)
+    for n, argname in ((n1, "x1"), (n2, "x2")):
+        if len(n.shape) != 1:
+            raise ValueError(f"{name}: {argname} must be one-dimensional, got shape {n.shape}")
+    column = reshape_node(n1, (n1.shape[0], 1))
+    row = reshape_node(n2, (1, n2.shape[0]))
+    return wrap(make(P["multiply"], (column, row)))
+
+
+def pinv(x, /, *, rtol=None):
+    """Returns the (Moore-Penrose) pseudo-inverse of a matrix (or a stack of matrices) x.
+
+    Singular values at most rtol * (the largest singular value) are treated as
+    zero; rtol defaults to max(M, N) * eps of x's real dtype, and an array rtol
+    broadcasts against x's stack shape.
+    """
+    name = "linalg.pinv"
+    node = _matrices(x, name)
+    tol, batch = _rtol(rtol, node, name)
+    m, n = node.shape[-2:]
+    if not isinstance(rtol, Array):
+        return wrap(make(P["pinv"], (node,), (None if rtol is None else float(rtol),)))
+    if m == 0 or n == 0:
+        return wrap(_full(batch + (n, m), node.dtype, 0, node.device))
+    # An array rtol is data, not a static attribute: compose from the reduced
+    # SVD, pinv = V diag(1/s, where s > cutoff, else 0) U^H.
+    u, s, vh = make_multi(P["svd"], (node,), (False,))
+    s_cmp, cutoff = _tolerance(s, tol)
+    keep = make(P["greater"], (s_cmp, cutoff))
+    real = s.dtype
+    inverse = make(P["divide"], (scalar_node(1.0, real, node.device, name), s))
+    s_inv = astype_node(make(P["where"], (keep, inverse, scalar_node(0.0, real, node.device, name))), node.dtype)
+    v = _conj_transpose(vh)
+    scaled = make(P["multiply"], (v, reshape_node(s_inv, s_inv.shape[:-1] + (1, s_inv.shape[-1]))))
+    return wrap(make(P["matmul"], (scaled, _conj_transpose(u))))
+
+
+def _conj_transpose(node):
+    ndim = len(node.shape)
+    node = permute_node(node, tuple(range(ndim - 2)) + (ndim - 1, ndim - 2))
+    return make(P["conj"], (node,)) if node.dtype in dt.COMPLEX else node
+
+
+def qr(x, /, *, mode="reduced"):
+    """Returns the QR decomposition of a full column rank matrix (or a stack of matrices).
+
+    mode 'reduced': Q (..., M, K) and R (..., K, N) with K = min(M, N);
+    'complete': Q (..., M, M) and R (..., M, N).
+    """
+    name = "linalg.qr"
+    node = _matrices(x, name)
+    if not isinstance(mode, str) or mode not in ("reduced", "complete"):
+        raise ValueError(f"{name}: mode must be 'reduced' or 'complete', got {mode!r}")
+    return QRResult(*(wrap(n) for n in make_multi(P["qr"], (node,), (mode,))))
+
+
+def slogdet(x, /):
+    """Returns the sign and the natural logarithm of the absolute value of the determinant of a
+    square matrix (or a stack of square matrices) x.
+
+    A zero determinant gives sign 0 and logabsdet -inf.
+    """
+    node = _matrices(x, "linalg.slogdet", square=True)
+    return SlogdetResult(*(wrap(n) for n in make_multi(P["slogdet"], (node,))))
+
+
+def solve(x1, x2, /):
+    """Returns the solution of a square system of linear equations with a unique solution.
+
+    x1 has shape (..., M, M); x2 has shape (M,) (one vector, for every matrix
+    in x1) or (..., M, K), whose stack shape broadcasts against x1's.
+    """
+    name = "linalg.solve"
+    n1, n2 = node_of(x1, name, "x1"), node_of(x2, name, "x2")
+    same_device(name, (n1, n2))
+    check_dtype(n1, "floating", name, "x1")
+    check_dtype(n2, "floating", name, "x2")
+    s1, s2 = n1.shape, n2.shape
+    if len(s1) < 2 or s1[-1] != s1[-2]:
+        raise ValueError(f"{name}: x1 must be a square matrix (or a stack of them), got shape {s1}")
+    m = s1[-1]
+    if len(s2) == 0 or (s2[0] if len(s2) == 1 else s2[-2]) != m:
+        raise ValueError(f"{name}: x2 must have shape ({m},) or (..., {m}, K) to match x1 of shape {s1}, "
+                         f"got shape {s2}")
+    if len(s2) > 1:
+        broadcast_shapes(name, s1[:-2], s2[:-2])
+    dtype = dt.PROMOTION[n1.dtype, n2.dtype]
+    return wrap(make(P["solve"], (astype_node(n1, dtype), astype_node(n2, dtype))))
+
+
+def svd(x, /, *, full_matrices=True):
+    """Returns a singular value decomposition (SVD) of a matrix (or a stack of matrices) x.
+
+    x = U @ diag(S) @ Vh with S in descending order; full_matrices=False keeps
+    only the leading K = min(M, N) singular vectors.
+    """
+    node = _matrices(x, "linalg.svd")
+    return SVDResult(*(wrap(n) for n in make_multi(P["svd"], (node,), (bool(full_matrices),))))
+
+
+def svdvals(x, /):
+    """Returns the singular values of a matrix (or a stack of matrices) x, in descending order."""
+    return wrap(make(P["svdvals"], (_matrices(x, "linalg.svdvals"),)))
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    """Returns the sum along the specified diagonals of a matrix (or a stack of matrices) x.
+
+    With dtype=None, signed integers accumulate in the default integer dtype
+    and unsigned ones in uint64; other dtypes keep x's dtype. The diagonal is
+    cast to the accumulation dtype before it is summed.
+    """
+    name = "linalg.trace"
+    node = _matrices(x, name, accepts=None)
+    diag = make(P["diagonal"], (node,), (_int_arg(offset, name, "offset"),))
+    diag = astype_node(diag, _accumulator(node, dtype, name))
+    return wrap(_reduce("sum", diag, _last(diag)))
+
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """Computes the vector norm of a vector (or batch of vectors) x.
+
+    ord: 2 (Euclidean), 1, inf (max |x|), p >= 1 (p-norm); and the
+    non-mathematical 0 (number of non-zero elements), -1, -2, -inf (min |x|),
+    p < 1 (sum(|x|**p)**(1/p)). axis None reduces all axes. The result has x's
+    real dtype. Over zero elements every ord gives 0 except -inf, -1, -2 and
+    other negative p, which give inf.
+    """
+    name = "linalg.vector_norm"
+    node = node_of(x, name)
+    check_dtype(node, "floating", name)
+    p = _real_number(ord)
+    if p is None or math.isnan(p):
+        raise ValueError(f"{name}: ord must be a real number or +-inf, got {ord!r}")
+    axes = normalize_axes(axis, len(node.shape), name)
+    keepdims = bool(keepdims)
+    real = dt.real_dtype(node.dtype)
+    count = 1
+    for a in axes:
+        count *= node.shape[a]
+    if p in (math.inf, -math.inf):
+        if count == 0:
+            # max/min over no values: the identities of the norms (0 for inf, inf for -inf).
+            shape = tuple(1 if i in axes else n for i, n in enumerate(node.shape) if keepdims or i not in axes)
+            return wrap(_full(shape, real, 0.0 if p > 0 else math.inf, node.device))
+        return wrap(_reduce("max" if p > 0 else "min", make(P["abs"], (node,)), axes, keepdims))
+    if p == 0:
+        nonzero = make(P["not_equal"], (node, scalar_node(0, node.dtype, node.device, name)))
+        return wrap(_reduce("sum", astype_node(nonzero, real), axes, keepdims))
+    if p == 1:
+        return wrap(_reduce("sum", make(P["abs"], (node,)), axes, keepdims))
+    if p == 2:
+        return wrap(make(P["sqrt"], (_reduce("sum", _abs_squared(node), axes, keepdims),)))
+    powered = make(P["pow"], (make(P["abs"], (node,)), scalar_node(p, real, node.device, name)))
+    total = _reduce("sum", powered, axes, keepdims)
+    return wrap(make(P["pow"], (total, scalar_node(1.0 / p, real, node.device, name))))

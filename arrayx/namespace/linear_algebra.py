@@ -1,7 +1,15 @@
-"""Linear algebra functions of the main namespace."""
+"""Linear algebra functions of the main namespace.
+
+matmul is a primitive; tensordot and vecdot are composites of permute,
+reshape and matmul, so every contraction runs as one matrix product (BLAS for
+floating dtypes) instead of a broadcast product followed by a sum.
+"""
+
+import operator
 
 from .. import dtypes as dt
-from .build import P, astype_node, make, node_of, same_device, wrap
+from .build import (P, astype_node, broadcast_shapes, make, node_of, normalize_axis, reshape_node,
+                    same_device, wrap)
 
 
 def matmul(x1, x2, /):
@@ -29,3 +37,151 @@ def matrix_transpose(x, /):
         raise ValueError(f"matrix_transpose: x must have at least 2 dimensions, got shape {node.shape}")
     axes = tuple(range(ndim - 2)) + (ndim - 1, ndim - 2)
     return wrap(make(P["permute"], (node,), (axes,)))
+
+
+def _prod(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def permute_node(node, axes):
+    """`node` with its axes in the order `axes` (no node for the identity order)."""
+    axes = tuple(axes)
+    if axes == tuple(range(len(node.shape))):
+        return node
+    return make(P["permute"], (node,), (axes,))
+
+
+def numeric_operands(name, x1, x2):
+    """The nodes of two numeric operands on one device, promoted to one dtype."""
+    n1, n2 = node_of(x1, name, "x1"), node_of(x2, name, "x2")
+    same_device(name, (n1, n2))
+    for n, argname in ((n1, "x1"), (n2, "x2")):
+        if n.dtype not in dt.CATEGORIES["numeric"]:
+            raise TypeError(f"{name}: {argname} has dtype {n.dtype}; expected a numeric dtype")
+    dtype = dt.PROMOTION[n1.dtype, n2.dtype]
+    return astype_node(n1, dtype), astype_node(n2, dtype)
+
+
+def _axis_list(axes):
+    try:
+        return [operator.index(axes)]
+    except TypeError:
+        return list(axes)
+
+
+def _tensordot_axes(axes, ndim1, ndim2):
+    """`axes` of tensordot as two equal-length lists of non-negative axes."""
+    if isinstance(axes, bool):
+        raise TypeError("tensordot: axes must be an int or a pair of sequences of ints, got a bool")
+    try:
+        n = operator.index(axes)
+    except TypeError:
+        n = None
+    if n is not None:
+        if n < 0:
+            raise ValueError(f"tensordot: axes must be a non-negative int, got {n}")
+        if n > ndim1 or n > ndim2:
+            raise ValueError(f"tensordot: cannot contract {n} axes of arrays of {ndim1} and {ndim2} dimensions")
+        return list(range(ndim1 - n, ndim1)), list(range(n))
+    try:
+        first, second = axes
+        # A single axis may be given as an int, as NumPy allows: axes=(1, 0).
+        first, second = (_axis_list(a) for a in (first, second))
+    except (TypeError, ValueError):
+        raise TypeError(f"tensordot: axes must be an int or a pair of sequences of ints, got {axes!r}") from None
+    if len(first) != len(second):
+        raise ValueError(f"tensordot: axes {axes!r} name {len(first)} axes of x1 but {len(second)} of x2")
+    first = [normalize_axis(a, ndim1, "tensordot") for a in first]
+    second = [normalize_axis(a, ndim2, "tensordot") for a in second]
+    for argname, seq in (("x1", first), ("x2", second)):
+        if len(set(seq)) != len(seq):
+            raise ValueError(f"tensordot: repeated axis in the axes of {argname}: {axes!r}")
+    return first, second
+
+
+def tensordot(x1, x2, /, *, axes=2):
+    """Returns a tensor contraction of x1 and x2 over specific axes.
+
+    An int `axes` N contracts the last N axes of x1 with the first N axes of
+    x2; a pair of sequences names the axes of each. Contracted axes must have
+    equal sizes (they are not broadcast); complex operands are not conjugated.
+    """
+    n1, n2 = numeric_operands("tensordot", x1, x2)
+    s1, s2 = n1.shape, n2.shape
+    first, second = _tensordot_axes(axes, len(s1), len(s2))
+    for a, b in zip(first, second):
+        if s1[a] != s2[b]:
+            raise ValueError(f"tensordot: contracted axis {a} of x1 (size {s1[a]}) and axis {b} of x2 "
+                             f"(size {s2[b]}) differ; contracted axes are not broadcast")
+    free1 = [a for a in range(len(s1)) if a not in first]
+    free2 = [b for b in range(len(s2)) if b not in second]
+    k = _prod(s1[a] for a in first)
+    shape1, shape2 = tuple(s1[a] for a in free1), tuple(s2[b] for b in free2)
+    # One matrix product: x1 as (free1, contracted), x2 as (contracted, free2).
+    m1 = reshape_node(permute_node(n1, free1 + first), (_prod(shape1), k))
+    m2 = reshape_node(permute_node(n2, second + free2), (k, _prod(shape2)))
+    return wrap(reshape_node(make(P["matmul"], (m1, m2)), shape1 + shape2))
+
+
+def contraction_axis(name, axis, ndim1, ndim2):
+    """The axis of vecdot/cross as a negative int counted from the last axis.
+
+    The standard counts this axis from the end ([-N, -1], N the smaller rank)
+    so that it means the same axis of both operands. A non-negative axis is
+    accepted only when both operands have the same rank, where it cannot be
+    ambiguous.
+    """
+    if isinstance(axis, bool):
+        raise TypeError(f"{name}: axis must be an integer, got a bool")
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{name}: axis must be an integer, got {type(axis).__name__}") from None
+    n = min(ndim1, ndim2)
+    if n == 0:
+        raise ValueError(f"{name}: x1 and x2 must have at least one dimension")
+    if axis >= 0:
+        if ndim1 != ndim2:
+            raise ValueError(f"{name}: axis {axis} is ambiguous for operands of {ndim1} and {ndim2} dimensions; "
+                             f"give a negative axis in [-{n}, -1]")
+        axis -= ndim1
+    if not -n <= axis <= -1:
+        raise ValueError(f"{name}: axis {axis} is out of bounds [-{n}, -1] for operands of "
+                         f"{ndim1} and {ndim2} dimensions")
+    return axis
+
+
+def vecdot(x1, x2, /, *, axis=-1):
+    """Computes the (vector) dot product of two arrays: sum(conj(x1) * x2) over `axis`.
+
+    The contracted axis must have the same size in x1 and x2 (it is not
+    broadcast); the other axes broadcast.
+    """
+    n1, n2 = numeric_operands("vecdot", x1, x2)
+    s1, s2 = n1.shape, n2.shape
+    axis = contraction_axis("vecdot", axis, len(s1), len(s2))
+    if s1[axis] != s2[axis]:
+        raise ValueError(f"vecdot: axis {axis} has size {s1[axis]} in x1 but {s2[axis]} in x2; "
+                         "the contracted axis is not broadcast")
+    batch1, batch2 = s1[:axis] + s1[axis:][1:], s2[:axis] + s2[axis:][1:]
+    batch = broadcast_shapes("vecdot", batch1, batch2)
+    if n1.dtype in dt.COMPLEX:
+        n1 = make(P["conj"], (n1,))
+    # Move the axis last, then (..., 1, n) @ (..., n, 1): matmul broadcasts the
+    # batch axes without materializing the broadcast product.
+    n = s1[axis]
+    r1 = reshape_node(_move_last(n1, axis), batch1 + (1, n))
+    r2 = reshape_node(_move_last(n2, axis), batch2 + (n, 1))
+    return wrap(reshape_node(make(P["matmul"], (r1, r2)), batch))
+
+
+def _move_last(node, axis):
+    ndim = len(node.shape)
+    axis %= ndim
+    return permute_node(node, [a for a in range(ndim) if a != axis] + [axis])
+
+
+__all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
