@@ -183,24 +183,25 @@ def _isin(step):
     return lambda x1, x2: np.isin(x1, x2, invert=invert)
 
 
-def _checked_indexing(name, fn):
-    """Index errors surface when the graph runs (indices are data): name the function."""
+def _named_errors(name, fn, errors=(IndexError,)):
+    """Errors that depend on values (an index out of bounds, a singular
+    matrix) can only surface when the graph runs: name the function."""
     def run(*args):
         try:
             return fn(*args)
-        except IndexError as e:
-            raise IndexError(f"{name}: {e}") from None
+        except errors as e:
+            raise type(e)(f"{name}: {e}") from None
     return run
 
 
 def _take(step):
     axis, = step.attrs
-    return _checked_indexing("take", lambda a, i: np.take(a, i, axis=axis))
+    return _named_errors("take", lambda a, i: np.take(a, i, axis=axis))
 
 
 def _take_along_axis(step):
     axis, = step.attrs
-    return _checked_indexing("take_along_axis", lambda a, i: np.take_along_axis(a, i, axis=axis))
+    return _named_errors("take_along_axis", lambda a, i: np.take_along_axis(a, i, axis=axis))
 
 
 def numpy_key(template, arrays):
@@ -225,7 +226,7 @@ def numpy_key(template, arrays):
 
 def _gather(step):
     template = step.attrs[0]
-    return _checked_indexing("__getitem__", lambda a, *arrays: np.asarray(a)[numpy_key(template, arrays)])
+    return _named_errors("__getitem__", lambda a, *arrays: np.asarray(a)[numpy_key(template, arrays)])
 
 
 def _scatter(step):
@@ -235,7 +236,7 @@ def _scatter(step):
         out = np.array(a, copy=True)
         out[numpy_key(template, arrays)] = value
         return out
-    return _checked_indexing("__setitem__", scatter)
+    return _named_errors("__setitem__", scatter)
 
 
 def _diagonal(step):
@@ -252,7 +253,8 @@ def _as_dtype(fn, dtype):
 
 def _linalg(fn):
     def build(step):
-        return _as_dtype(lambda a, *rest: fn(a, *rest, *step.attrs), step.dtype)
+        run = _as_dtype(lambda a, *rest: fn(a, *rest, *step.attrs), step.dtype)
+        return _named_errors(f"linalg.{step.op.name}", run, (np.linalg.LinAlgError,))
     return build
 
 
@@ -262,7 +264,7 @@ def _multi(fn):
 
         def run(a):
             return tuple(np.asarray(out).astype(d, copy=False) for out, d in zip(fn(a, *step.attrs), dtypes))
-        return run
+        return _named_errors(f"linalg.{step.op.name}", run, (np.linalg.LinAlgError,))
     return build
 
 
