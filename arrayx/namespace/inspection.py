@@ -13,7 +13,7 @@ class Info:
     def capabilities(self):
         """Optional features of the namespace."""
         return {
-            "boolean indexing": False,
+            "boolean indexing": True,
             "data-dependent shapes": True,
             "max dimensions": 64,
         }

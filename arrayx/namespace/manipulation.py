@@ -1,13 +1,18 @@
 """Manipulation functions of the array API standard.
 
 reshape, permute, broadcast, slice, flip, pad and concat are primitives (views
-in the CPU executor where NumPy can make one); the others are composites.
+in the CPU executor where NumPy can make one); the others are composites, but
+for `repeat` with an array of repeats, whose result shape depends on the values
+(a force point).
 """
 
 import operator
 
+from .. import dtypes as dt
 from ..graph.primitives import broadcast_shapes as _broadcast_shapes
-from .build import (P, astype_node, broadcast_node, make, node_of, normalize_axes, normalize_axis,
+from ..scheduler.schedule import realize
+from .array_object import Array
+from .build import (P, astype_node, broadcast_node, dynamic, make, node_of, normalize_axes, normalize_axis,
                     normalize_shape, reshape_node, same_device, wrap)
 from .data_types import promote_all
 
@@ -242,3 +247,48 @@ def unstack(x, /, *, axis=0):
     axis = normalize_axis(axis, len(node.shape), "unstack")
     rest = node.shape[:axis] + node.shape[axis + 1:]
     return tuple(wrap(reshape_node(slice_axis(node, axis, i, i + 1), rest)) for i in range(node.shape[axis]))
+
+
+def repeat(x, repeats, /, *, axis=None):
+    """Repeats each element of an array a specified number of times on a per-element basis.
+
+    repeats is a non-negative int, or a one-dimensional integer array of shape
+    (1,) or (S,) where S is the size of `axis` (of the flattened array when axis
+    is None). With axis None the result is one-dimensional.
+
+    An int stays lazy. An array of repeats determines the output shape by its
+    values: repeat then evaluates it (and x), a force point.
+    """
+    node = node_of(x, "repeat")
+    if axis is None:
+        node = reshape_node(node, (_size(node.shape),))
+        axis = 0
+    else:
+        axis = normalize_axis(axis, len(node.shape), "repeat")
+    size = node.shape[axis]
+    if isinstance(repeats, Array):
+        rnode = repeats._node
+        if rnode.dtype not in dt.INTEGER:
+            raise TypeError(f"repeat: repeats has dtype {rnode.dtype}; expected an integer dtype")
+        if rnode.shape not in ((1,), (size,)):
+            raise ValueError(f"repeat: repeats must have shape (1,) or ({size},), got {rnode.shape}")
+        same_device("repeat", [node, rnode])
+        realize([node, rnode])
+        if (repeats._host() < 0).any():
+            raise ValueError("repeat: repeats must be non-negative")
+        # NumPy's repeat casts its counts to intp only 'safely', which rejects uint64.
+        rnode = astype_node(rnode, dt.DEFAULT_INDEX)
+        return dynamic("repeat", [node, rnode], (axis,))[0]
+    if type(repeats) is bool:
+        raise TypeError("repeat: repeats must be an int or an integer array, got bool")
+    try:
+        count = operator.index(repeats)
+    except TypeError:
+        raise TypeError(f"repeat: repeats must be an int or an integer array, got {type(repeats).__name__}") from None
+    if count < 0:
+        raise ValueError(f"repeat: repeats must be non-negative, got {count}")
+    # Broadcast a new axis of length `count` after `axis`, then merge the two.
+    shape = node.shape
+    node = reshape_node(node, shape[:axis + 1] + (1,) + shape[axis + 1:])
+    node = broadcast_node(node, shape[:axis + 1] + (count,) + shape[axis + 1:])
+    return wrap(reshape_node(node, shape[:axis] + (size * count,) + shape[axis + 1:]))
