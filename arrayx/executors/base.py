@@ -15,7 +15,9 @@ import numpy as np
 class Step:
     """One primitive application inside a compiled segment.
 
-    `args` and `out` are slot numbers in the plan's buffer list.
+    `args` and `out` are slot numbers in the plan's buffer list. The slot of a
+    multi-output primitive (qr, svd, ...) holds a tuple of buffers, one per
+    output; `select` steps take them apart.
     """
 
     __slots__ = ("op", "attrs", "shape", "dtype", "args", "out")
