@@ -34,6 +34,7 @@ UFUNCS = {
     "logical_xor": np.logical_xor, "maximum": np.maximum, "minimum": np.minimum,
     "multiply": np.multiply, "nextafter": np.nextafter, "not_equal": np.not_equal,
     "subtract": np.subtract, "where": np.where, "matmul": np.matmul,
+    "stop_gradient": lambda a: a,
 }
 
 

@@ -23,10 +23,10 @@ def describe(outputs):
     name = {id(n): f"%{i}" for i, n in enumerate(order)}
     lines = []
     for n in order:
-        args = [name[id(i)] for i in n.inputs]
-        if n.attrs:
-            args.append(_fmt_attr(n.attrs))
         if n.buffer is None:
+            args = [name[id(i)] for i in n.inputs]
+            if n.attrs:
+                args.append(_fmt_attr(n.attrs))
             kind = f"{n.op.name}({', '.join(args)})"
         elif n.shape == ():
             kind = f"constant {executor_for(n.device).to_host(n.buffer).item()!r}"

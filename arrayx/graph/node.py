@@ -1,5 +1,26 @@
 """The graph IR: one Node per recorded operation."""
 
+from contextlib import contextmanager
+
+_retaining = 0
+
+
+@contextmanager
+def retain_history():
+    """Within this scope realized nodes keep their primitive and inputs.
+
+    Reverse-mode autodiff walks the recorded graph after parts of it were
+    realized (force points inside the differentiated function, automatic
+    realization of deep graphs). Outside the scope realized nodes drop their
+    history, so a training loop does not keep every old buffer alive.
+    """
+    global _retaining
+    _retaining += 1
+    try:
+        yield
+    finally:
+        _retaining -= 1
+
 
 class Node:
     """A primitive applied to input nodes, with static attributes.
@@ -7,7 +28,7 @@ class Node:
     `shape`, `dtype` and `device` are inferred when the node is built. A
     realized node has its executor `buffer` set, `op` set to the `buffer`
     primitive and no inputs, so the intermediates it was computed from can be
-    freed. `depth` is the longest chain of unrealized nodes below this one; the
+    freed (inside `retain_history()` it keeps them, for autodiff). `depth` is the longest chain of unrealized nodes below this one; the
     namespace realizes a node whose depth passes a threshold.
     """
 
@@ -33,12 +54,13 @@ class Node:
         return self.buffer is not None
 
     def realize_as(self, buffer, buffer_op):
-        """Become a leaf holding `buffer`; drop the inputs."""
+        """Hold `buffer`; drop the history unless it is being retained."""
         self.buffer = buffer
-        self.op = buffer_op
-        self.inputs = ()
-        self.attrs = ()
         self.depth = 0
+        if not _retaining:
+            self.op = buffer_op
+            self.inputs = ()
+            self.attrs = ()
 
     def __repr__(self):
         return f"Node({self.op.name}, shape={self.shape}, dtype={self.dtype})"
@@ -64,6 +86,8 @@ def toposort(outputs):
             continue
         seen.add(key)
         stack.append((node, True))
+        if node.buffer is not None:
+            continue  # a realized node is an input, whatever history it keeps
         for child in reversed(node.inputs):
             if id(child) not in seen:
                 stack.append((child, False))

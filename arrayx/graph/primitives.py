@@ -360,6 +360,7 @@ for _name, (_acc, _res) in BINARY.items():
     _add(_name, ELEMENTWISE, _acc, _elementwise(_res))
 _add("where", ELEMENTWISE, None, _elementwise("same"))   # inputs: condition, x1, x2
 _add("astype", ELEMENTWISE, None, _astype_rule)          # attrs: dtype
+_add("stop_gradient", ELEMENTWISE, None, _elementwise("same"))  # identity; autodiff sends no cotangent through
 for _name, (_acc, _res) in REDUCTIONS.items():
     _add(_name, REDUCE, _acc, _reduce(_res))              # attrs: axes, keepdims
 _add("cumulative_sum", SCAN, "numeric", _same_rule)      # attrs: axis
