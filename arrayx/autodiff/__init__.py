@@ -1,0 +1,136 @@
+"""Reverse-mode automatic differentiation over arrayx's recorded graph.
+
+`grad`, `value_and_grad` and `vjp` take a function: they call it inside
+`retain_history()`, so every node it records keeps its history even where it
+is evaluated, and differentiate the result. `gradients(output, wrt)` works on
+arrays you already hold, as neon's Autodiff did on op-trees: the graph between
+`wrt` and `output` must not have been evaluated outside such a scope (a force
+point frees a node's history).
+
+Differentiation needs real floating-point inputs. Gradients are arrays built
+from graph nodes, so they evaluate lazily and can be differentiated again.
+"""
+
+import numbers
+
+from .. import dtypes as dt
+from ..graph.node import Node, retain_history
+from ..namespace.array_object import Array
+from ..namespace.build import P, make, wrap
+from ..scheduler.schedule import realize
+from .backward import backward, ones_for, zeros_for
+
+__all__ = ["grad", "value_and_grad", "vjp", "gradients", "stop_gradient"]
+
+
+def _check_differentiable(x, name, label):
+    if not isinstance(x, Array):
+        raise TypeError(f"{name}: {label} must be an arrayx array, got {type(x).__name__}")
+    if x.dtype not in dt.CATEGORIES["real floating"]:
+        raise TypeError(f"{name}: {label} has dtype {x.dtype}; differentiation needs a real floating dtype "
+                        f"(float32 or float64)")
+
+
+def _fresh(x):
+    """An identity node over x: each differentiated argument gets its own node,
+    even when one array is passed twice, and an enclosing grad still sees the
+    path to x (that is what makes grad(grad(f)) work)."""
+    node = x._node
+    return Array._new(Node(P["reshape"], (node,), (node.shape,), node.shape, node.dtype, node.device))
+
+
+def _argnums(argnums, n_args, name):
+    nums = (argnums,) if isinstance(argnums, numbers.Integral) else tuple(argnums)
+    for i in nums:
+        if not -n_args <= i < n_args:
+            raise ValueError(f"{name}: argnums {argnums} is out of range for {n_args} positional arguments")
+    return tuple(i % n_args for i in nums)
+
+
+def vjp(f, *primals):
+    """(f(*primals), vjp_fn): vjp_fn(cotangent) returns one cotangent per primal.
+
+    The forward value is computed at once (it is realized, keeping its history).
+    """
+    for i, p in enumerate(primals):
+        _check_differentiable(p, "vjp", f"primals[{i}]")
+    with retain_history():
+        xs = [_fresh(p) for p in primals]
+        y = f(*xs)
+        if not isinstance(y, Array):
+            raise TypeError(f"vjp: f must return an arrayx array, got {type(y).__name__}")
+        realize([y._node])
+
+    def vjp_fn(cotangent):
+        if isinstance(cotangent, Array):
+            ct = cotangent
+        else:
+            ct = ones_for(y._node) * cotangent
+        if ct.shape != y.shape:
+            raise ValueError(f"vjp: cotangent shape {ct.shape} differs from the output's {y.shape}")
+        with retain_history():
+            found = backward(y._node, [x._node for x in xs], ct)
+        return tuple(g if g is not None else zeros_for(x._node) for g, x in zip(found, xs))
+    return y, vjp_fn
+
+
+def value_and_grad(f, argnums=0):
+    """A function returning (f(*args), gradient of f with respect to args[argnums]).
+
+    f must return a 0-d real floating array. With a tuple `argnums` the gradient
+    is a tuple.
+    """
+    def value_and_grad_f(*args, **kwargs):
+        nums = _argnums(argnums, len(args), "grad")
+        for i in nums:
+            _check_differentiable(args[i], "grad", f"argument {i}")
+        with retain_history():
+            xs = list(args)
+            for i in nums:
+                xs[i] = _fresh(args[i])
+            y = f(*xs, **kwargs)
+            if not isinstance(y, Array) or y.shape != ():
+                shape = y.shape if isinstance(y, Array) else type(y).__name__
+                raise TypeError(f"grad: f must return a 0-d array (a scalar loss), got {shape}")
+            if y.dtype not in dt.CATEGORIES["real floating"]:
+                raise TypeError(f"grad: f returned dtype {y.dtype}; expected a real floating dtype")
+            realize([y._node])
+            found = backward(y._node, [xs[i]._node for i in nums], ones_for(y._node))
+        grads = tuple(g if g is not None else zeros_for(xs[i]._node) for g, i in zip(found, nums))
+        return y, (grads[0] if isinstance(argnums, numbers.Integral) else grads)
+    return value_and_grad_f
+
+
+def grad(f, argnums=0):
+    """A function returning the gradient of scalar-valued f with respect to args[argnums]."""
+    value_and_grad_f = value_and_grad(f, argnums)
+
+    def grad_f(*args, **kwargs):
+        return value_and_grad_f(*args, **kwargs)[1]
+    return grad_f
+
+
+def gradients(output, wrt, cotangent=None):
+    """Gradients of `output` with respect to each array in `wrt` (a list).
+
+    `cotangent` defaults to ones in output's shape (neon's next_error=None).
+    An array that output does not depend on gets zeros.
+    """
+    if not isinstance(output, Array):
+        raise TypeError(f"gradients: output must be an arrayx array, got {type(output).__name__}")
+    for i, w in enumerate(wrt):
+        _check_differentiable(w, "gradients", f"wrt[{i}]")
+    if cotangent is None:
+        cotangent = ones_for(output._node)
+    elif cotangent.shape != output.shape:
+        raise ValueError(f"gradients: cotangent shape {cotangent.shape} differs from output's {output.shape}")
+    with retain_history():
+        found = backward(output._node, [w._node for w in wrt], cotangent)
+    return [g if g is not None else zeros_for(w._node) for g, w in zip(found, wrt)]
+
+
+def stop_gradient(x):
+    """x, through which no gradient flows."""
+    if not isinstance(x, Array):
+        raise TypeError(f"stop_gradient: x must be an arrayx array, got {type(x).__name__}")
+    return wrap(make(P["stop_gradient"], (x._node,)))

@@ -1,0 +1,87 @@
+"""The reverse sweep over a recorded graph.
+
+Cotangents flow from the output to the inputs in reverse topological order;
+each node's primitive has a VJP rule in `rules.VJP`. Rules build their results
+with namespace functions, so gradients are graph nodes too (they fuse, they
+evaluate lazily, and they can be differentiated again).
+"""
+
+from .. import dtypes as dt
+from ..namespace.array_object import Array
+from ..namespace import creation
+from . import rules
+
+
+def history_order(output):
+    """Nodes below `output` through their recorded history, inputs first.
+
+    Unlike the scheduler's traversal this descends into realized nodes that
+    kept their history (see graph.node.retain_history). Iterative.
+    """
+    order = []
+    seen = set()
+    stack = [(output, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for child in reversed(node.inputs):
+            if id(child) not in seen:
+                stack.append((child, False))
+    return order
+
+
+def differentiable(dtype):
+    return dtype in dt.CATEGORIES["real floating"]
+
+
+def backward(output, targets, cotangent):
+    """Cotangents of `targets` (nodes) for `cotangent` flowing into `output` (a node).
+
+    Returns one Array or None (no path) per target.
+    """
+    wanted = {id(t) for t in targets}
+    found = {}
+    pending = {id(output): cotangent}
+    for node in reversed(history_order(output)):
+        g = pending.pop(id(node), None)
+        if g is None:
+            continue
+        if id(node) in wanted:
+            found[id(node)] = g
+        if not node.inputs:
+            continue
+        if node.op.name == "select":
+            # Cotangents of a multi-output node's outputs gather into one list;
+            # its rule receives them together (None for unused outputs).
+            parent = node.inputs[0]
+            slots = pending.setdefault(id(parent), [None] * len(parent.shape))
+            index = node.attrs[0]
+            slots[index] = g if slots[index] is None else slots[index] + g
+            continue
+        rule = rules.VJP.get(node.op.name)
+        if rule is None:
+            continue  # a non-differentiable primitive: no cotangent flows through it
+        for child, ct in zip(node.inputs, rule(g, node)):
+            if ct is None or not differentiable(child.dtype):
+                continue
+            ct = rules.sum_to_shape(ct, child.shape)
+            previous = pending.get(id(child))
+            pending[id(child)] = ct if previous is None else previous + ct
+    return [found.get(id(t)) for t in targets]
+
+
+def zeros_for(node):
+    return creation.zeros(node.shape, dtype=node.dtype, device=node.device)
+
+
+def ones_for(node):
+    return creation.ones(node.shape, dtype=node.dtype, device=node.device)
+
+
+__all__ = ["backward", "history_order", "differentiable", "zeros_for", "ones_for", "Array"]

@@ -1,0 +1,408 @@
+"""VJP rules, one per differentiable primitive: the table `VJP`.
+
+A rule takes the output cotangent `g` (an Array) and the node, and returns one
+cotangent per input (an Array, or None where no gradient flows). Rules may
+return cotangents in the broadcast output shape: the sweep sums them back to
+each input's shape (`sum_to_shape`), which undoes forward broadcasting.
+
+Primitives without a rule are not differentiable: integer and boolean results,
+comparisons, floor/ceil/round/trunc/sign, argmax/argmin, searchsorted, the
+data-dependent primitives. They pass no cotangent, so inputs reached only
+through them get zero gradient.
+"""
+
+import math
+
+from .. import dtypes as dt
+from ..namespace import elementwise as ew, manipulation as manip, statistical as stat
+from ..namespace.array_object import Array
+from ..namespace.build import P, make, wrap
+from ..namespace.creation import zeros
+
+VJP = {}
+
+
+def rule(*names):
+    def register(fn):
+        for name in names:
+            VJP[name] = fn
+        return fn
+    return register
+
+
+def arg(node, i):
+    return Array._new(node.inputs[i])
+
+
+def out(node):
+    return Array._new(node)
+
+
+def sum_to_shape(g, shape):
+    """Sum `g` over the axes broadcasting added or stretched, to `shape`."""
+    if g.shape == shape:
+        return g
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
+    if axes:
+        g = stat.sum(g, axis=axes, keepdims=True)
+    return manip.reshape(g, shape)
+
+
+# elementwise, one input
+
+@rule("negative")
+def _negative(g, node):
+    return (-g,)
+
+
+@rule("abs")
+def _abs(g, node):
+    return (g * ew.sign(arg(node, 0)),)
+
+
+@rule("exp")
+def _exp(g, node):
+    return (g * out(node),)
+
+
+@rule("expm1")
+def _expm1(g, node):
+    return (g * (out(node) + 1.0),)
+
+
+@rule("log")
+def _log(g, node):
+    return (g / arg(node, 0),)
+
+
+@rule("log1p")
+def _log1p(g, node):
+    return (g / (arg(node, 0) + 1.0),)
+
+
+@rule("log2")
+def _log2(g, node):
+    return (g / (arg(node, 0) * math.log(2.0)),)
+
+
+@rule("log10")
+def _log10(g, node):
+    return (g / (arg(node, 0) * math.log(10.0)),)
+
+
+@rule("sqrt")
+def _sqrt(g, node):
+    return (g / (2.0 * out(node)),)
+
+
+@rule("square")
+def _square(g, node):
+    return (2.0 * g * arg(node, 0),)
+
+
+@rule("sin")
+def _sin(g, node):
+    return (g * ew.cos(arg(node, 0)),)
+
+
+@rule("cos")
+def _cos(g, node):
+    return (-g * ew.sin(arg(node, 0)),)
+
+
+@rule("tan")
+def _tan(g, node):
+    y = out(node)
+    return (g * (1.0 + y * y),)
+
+
+@rule("sinh")
+def _sinh(g, node):
+    return (g * ew.cosh(arg(node, 0)),)
+
+
+@rule("cosh")
+def _cosh(g, node):
+    return (g * ew.sinh(arg(node, 0)),)
+
+
+@rule("tanh")
+def _tanh(g, node):
+    y = out(node)
+    return (g * (1.0 - y * y),)
+
+
+@rule("asin")
+def _asin(g, node):
+    x = arg(node, 0)
+    return (g / ew.sqrt(1.0 - x * x),)
+
+
+@rule("acos")
+def _acos(g, node):
+    x = arg(node, 0)
+    return (-g / ew.sqrt(1.0 - x * x),)
+
+
+@rule("atan")
+def _atan(g, node):
+    x = arg(node, 0)
+    return (g / (1.0 + x * x),)
+
+
+@rule("asinh")
+def _asinh(g, node):
+    x = arg(node, 0)
+    return (g / ew.sqrt(x * x + 1.0),)
+
+
+@rule("acosh")
+def _acosh(g, node):
+    x = arg(node, 0)
+    return (g / ew.sqrt(x * x - 1.0),)
+
+
+@rule("atanh")
+def _atanh(g, node):
+    x = arg(node, 0)
+    return (g / (1.0 - x * x),)
+
+
+@rule("real", "conj")
+def _identity(g, node):
+    # Real inputs only (autodiff rejects complex ones): real(x) and conj(x) are x.
+    return (g,)
+
+
+@rule("astype")
+def _astype(g, node):
+    source = node.inputs[0].dtype
+    if source not in dt.CATEGORIES["real floating"]:
+        return (None,)
+    return (wrap(make(P["astype"], (g._node,), (source,))) if g.dtype != source else g,)
+
+
+# elementwise, two inputs
+
+@rule("add")
+def _add(g, node):
+    return g, g
+
+
+@rule("subtract")
+def _subtract(g, node):
+    return g, -g
+
+
+@rule("multiply")
+def _multiply(g, node):
+    return g * arg(node, 1), g * arg(node, 0)
+
+
+@rule("divide")
+def _divide(g, node):
+    b = arg(node, 1)
+    return g / b, -g * out(node) / b
+
+
+@rule("pow")
+def _pow(g, node):
+    a, b = arg(node, 0), arg(node, 1)
+    y = out(node)
+    da = g * b * a ** (b - 1.0)
+    # d/db a**b = a**b log(a); its limit at a = 0 (b > 0) is 0, not 0 * -inf.
+    db = g * ew.where(a == 0.0, 0.0, y * ew.log(a))
+    return da, db
+
+
+@rule("atan2")
+def _atan2(g, node):
+    a, b = arg(node, 0), arg(node, 1)
+    r2 = a * a + b * b
+    return g * b / r2, -g * a / r2
+
+
+@rule("hypot")
+def _hypot(g, node):
+    a, b = arg(node, 0), arg(node, 1)
+    y = out(node)
+    # At the origin hypot is not differentiable; 0 is the subgradient nearest both sides.
+    safe = ew.where(y == 0.0, 1.0, y)
+    return g * ew.where(y == 0.0, 0.0, a / safe), g * ew.where(y == 0.0, 0.0, b / safe)
+
+
+@rule("logaddexp")
+def _logaddexp(g, node):
+    a, b = arg(node, 0), arg(node, 1)
+    y = out(node)
+    return g * ew.exp(a - y), g * ew.exp(b - y)
+
+
+@rule("copysign")
+def _copysign(g, node):
+    a, b = arg(node, 0), arg(node, 1)
+    same = ew.signbit(a) == ew.signbit(b)
+    return ew.where(same, g, -g), None
+
+
+@rule("remainder")
+def _remainder(g, node):
+    a, b = arg(node, 0), arg(node, 1)
+    return g, -g * ew.floor(a / b)
+
+
+def _choose(g, node, wins):
+    """maximum/minimum: the selected operand gets g; ties split it evenly."""
+    a, b = arg(node, 0), arg(node, 1)
+    tie = a == b
+    share_a = ew.where(tie, 0.5, ew.where(wins(a, b), 1.0, 0.0))
+    return g * share_a, g * (1.0 - share_a)
+
+
+@rule("maximum")
+def _maximum(g, node):
+    return _choose(g, node, ew.greater)
+
+
+@rule("minimum")
+def _minimum(g, node):
+    return _choose(g, node, ew.less)
+
+
+@rule("where")
+def _where(g, node):
+    cond = arg(node, 0)
+    return None, ew.where(cond, g, 0.0), ew.where(cond, 0.0, g)
+
+
+@rule("matmul")
+def _matmul(g, node):
+    a, b = arg(node, 0), arg(node, 1)
+    if a.ndim == 1 and b.ndim == 1:
+        return g * b, g * a
+    if a.ndim == 1:
+        ga = manip.squeeze(b @ manip.expand_dims(g, axis=-1), axis=-1)
+        gb = manip.expand_dims(a, axis=-1) * manip.expand_dims(g, axis=-2)
+        return ga, gb
+    if b.ndim == 1:
+        ga = manip.expand_dims(g, axis=-1) * b
+        gb = manip.squeeze(a.mT @ manip.expand_dims(g, axis=-1), axis=-1)
+        return ga, gb
+    return g @ b.mT, a.mT @ g
+
+
+# reductions
+
+def _keepdims(g, node):
+    """g with the reduced axes restored as size-1 axes."""
+    axes, keepdims = node.attrs
+    if keepdims:
+        return g
+    shape = tuple(1 if i in axes else n for i, n in enumerate(node.inputs[0].shape))
+    return manip.reshape(g, shape)
+
+
+@rule("sum")
+def _sum(g, node):
+    return (manip.broadcast_to(_keepdims(g, node), node.inputs[0].shape),)
+
+
+@rule("max", "min")
+def _extremum(g, node):
+    """Gradient to the selected element; equal maxima (minima) share it evenly."""
+    x = arg(node, 0)
+    axes = node.attrs[0]
+    y = _keepdims(out(node), node)
+    hit = ew.where(x == y, 1.0, 0.0)
+    count = stat.sum(hit, axis=axes, keepdims=True)
+    return (_keepdims(g, node) * hit / count,)
+
+
+@rule("prod")
+def _prod(g, node):
+    """d prod / d x_i = product of the other elements (exact with zeros)."""
+    x = arg(node, 0)
+    axes = node.attrs[0]
+    rest = tuple(i for i in range(x.ndim) if i not in axes)
+    moved = manip.permute_dims(x, rest + axes)
+    flat = manip.reshape(moved, tuple(x.shape[i] for i in rest) + (-1,))
+    before = stat.cumulative_prod(flat, axis=-1, include_initial=True)[..., :-1]
+    after = manip.flip(stat.cumulative_prod(manip.flip(flat, axis=-1), axis=-1, include_initial=True)[..., :-1], axis=-1)
+    others = manip.reshape(before * after, moved.shape)
+    inverse = tuple(sorted(range(x.ndim), key=(rest + axes).index))
+    return (_keepdims(g, node) * manip.permute_dims(others, inverse),)
+
+
+@rule("cumulative_sum")
+def _cumulative_sum(g, node):
+    axis = node.attrs[0]
+    return (manip.flip(stat.cumulative_sum(manip.flip(g, axis=axis), axis=axis), axis=axis),)
+
+
+@rule("cumulative_prod")
+def _cumulative_prod(g, node):
+    """sum over j >= i of g_j * y_j / x_i; exact only where x_i != 0 (x_i = 0 gives NaN)."""
+    axis = node.attrs[0]
+    x, y = arg(node, 0), out(node)
+    tail = manip.flip(stat.cumulative_sum(manip.flip(g * y, axis=axis), axis=axis), axis=axis)
+    return (tail / x,)
+
+
+# movement
+
+@rule("reshape")
+def _reshape(g, node):
+    return (manip.reshape(g, node.inputs[0].shape),)
+
+
+@rule("permute")
+def _permute(g, node):
+    axes = node.attrs[0]
+    inverse = tuple(sorted(range(len(axes)), key=axes.__getitem__))
+    return (manip.permute_dims(g, inverse),)
+
+
+@rule("broadcast")
+def _broadcast(g, node):
+    return (g,)  # the sweep sums it back to the input's shape
+
+
+@rule("flip")
+def _flip(g, node):
+    return (manip.flip(g, axis=node.attrs[0]),)
+
+
+@rule("slice")
+def _slice(g, node):
+    base = zeros(node.inputs[0].shape, dtype=g.dtype, device=g.device)
+    return (wrap(make(P["update_slice"], (base._node, g._node), node.attrs)),)
+
+
+@rule("pad")
+def _pad(g, node):
+    pads = node.attrs[0]
+    starts = tuple(lo for lo, _ in pads)
+    stops = tuple(lo + n for (lo, _), n in zip(pads, node.inputs[0].shape))
+    return (wrap(make(P["slice"], (g._node,), (starts, stops, (1,) * len(pads)))),)
+
+
+@rule("concat")
+def _concat(g, node):
+    axis = node.attrs[0]
+    pieces, start = [], 0
+    for child in node.inputs:
+        stop = start + child.shape[axis]
+        pieces.append(wrap(manip.slice_axis(g._node, axis, start, stop)))
+        start = stop
+    return tuple(pieces)
+
+
+@rule("update_slice")
+def _update_slice(g, node):
+    window = node.attrs
+    value_shape = node.inputs[1].shape
+    hole = zeros(value_shape, dtype=g.dtype, device=g.device)
+    gx = wrap(make(P["update_slice"], (g._node, hole._node), window))
+    gv = wrap(make(P["slice"], (g._node,), window))
+    return gx, gv
