@@ -1,10 +1,12 @@
-"""`python -m arrayx`: build a lazy graph, show it, evaluate it, check it against NumPy."""
+"""`python -m arrayx`: build a lazy graph, show it, evaluate it, check it against
+NumPy, and take its gradient through the recorded graph."""
 
 import time
 
 import numpy as np
 
 import arrayx as xp
+from arrayx.autodiff import grad
 
 
 def main():
@@ -39,6 +41,15 @@ def main():
     print(f"max |arrayx - numpy| = {err:.3g}", "(matches)" if err == 0.0 else "(DIFFERS)")
     print(f"graph build: {t_build * 1e6:.1f} us (first), {t_rebuild * 1e6:.1f} us (mean of {rebuilds} rebuilds)   "
           f"evaluation: {t_eval * 1e3:.2f} ms")
+
+    # Reverse-mode autodiff walks the same recorded graph: d/dx sum(logistic(x)) = y * (1 - y).
+    t0 = time.perf_counter()
+    dy = grad(lambda v: xp.sum(logistic(v)))(x)
+    xp.eval(dy)
+    t_grad = time.perf_counter() - t0
+    grad_err = float(np.max(np.abs(np.asarray(dy) - expected * (1 - expected))))
+    print(f"\ngradient of sum(logistic(x)): max |arrayx - y(1-y)| = {grad_err:.3g} "
+          f"({'matches' if grad_err < 1e-12 else 'DIFFERS'}), {t_grad * 1e3:.2f} ms")
 
 
 if __name__ == "__main__":
