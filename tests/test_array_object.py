@@ -11,16 +11,7 @@ from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import arrayx as xp
-
-DTYPE_NAMES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-               "float32", "float64", "complex64", "complex128"]
-
-
-def assert_same(x, expected):
-    """arrayx array `x` has the dtype, shape and values of the NumPy array `expected`."""
-    got = np.asarray(x)
-    assert got.dtype == expected.dtype and got.shape == expected.shape
-    np.testing.assert_array_equal(got, expected)
+from oracle import DTYPE_NAMES, assert_same
 
 
 def arrays(shape=hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=4), names=DTYPE_NAMES):

@@ -7,20 +7,12 @@ from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import arrayx as xp
+from oracle import DTYPE_NAMES, assert_same
 
-DTYPE_NAMES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-               "float32", "float64", "complex64", "complex128"]
 NUMERIC_NAMES = DTYPE_NAMES[1:]
 CPU = xp.Device("cpu")
 
 small_shapes = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4)
-
-
-def assert_same(x, expected):
-    """arrayx array `x` has the dtype, shape and values of the NumPy array `expected`."""
-    assert str(x.dtype) == expected.dtype.name
-    assert x.shape == expected.shape
-    np.testing.assert_array_equal(np.asarray(x), expected)
 
 
 def any_array(dtype_names=DTYPE_NAMES, shape=small_shapes):

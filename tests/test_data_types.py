@@ -10,9 +10,8 @@ from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import arrayx as xp
+from oracle import DTYPE_NAMES
 
-DTYPE_NAMES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-               "float32", "float64", "complex64", "complex128"]
 INT_NAMES = DTYPE_NAMES[1:9]
 FLOAT_NAMES = ["float32", "float64", "complex64", "complex128"]
 PAIRS = list(itertools.product(DTYPE_NAMES, DTYPE_NAMES))

@@ -19,6 +19,7 @@ from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import arrayx as xp
+from oracle import assert_same
 from arrayx import debug
 
 NORMS = ["backward", "ortho", "forward"]
@@ -75,13 +76,6 @@ def assert_close(got, expected, dtype, x):
     assert value.shape == expected.shape
     size = max(x.size, expected.size)
     np.testing.assert_allclose(value, expected, rtol=0, atol=fft_atol(x.dtype, size, expected))
-
-
-def assert_same(x, expected):
-    """arrayx array `x` has the dtype, shape and values of the NumPy array `expected`, exactly."""
-    got = np.asarray(x)
-    assert str(x.dtype) == expected.dtype.name and got.shape == expected.shape
-    np.testing.assert_array_equal(got, expected)
 
 
 shapes = hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=9)

@@ -9,19 +9,10 @@ from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import arrayx as xp
+from oracle import DTYPE_NAMES, assert_same
 from arrayx import debug
 
-DTYPE_NAMES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-               "float32", "float64", "complex64", "complex128"]
 INDEX_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
-
-
-def assert_same(x, expected):
-    """arrayx array `x` has the dtype, shape and values of the NumPy array `expected`."""
-    got = np.asarray(x)
-    expected = np.asarray(expected)
-    assert got.dtype == expected.dtype and got.shape == expected.shape, (got.dtype, got.shape, expected.shape)
-    np.testing.assert_array_equal(got, expected)
 
 
 def arrays(shape=hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=4), names=DTYPE_NAMES):

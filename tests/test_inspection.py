@@ -6,9 +6,8 @@ import array_api_strict as strict
 import pytest
 
 import arrayx as xp
+from oracle import DTYPE_NAMES
 
-DTYPE_NAMES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-               "float32", "float64", "complex64", "complex128"]
 KINDS = ["bool", "signed integer", "unsigned integer", "integral", "real floating", "complex floating", "numeric"]
 
 info = xp.__array_namespace_info__()

@@ -8,16 +8,11 @@ from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import arrayx as xp
+from oracle import assert_same
 from arrayx import debug
 
 DTYPE_NAMES = ["bool", "int8", "int64", "uint8", "uint64", "float32", "float64", "complex128"]
 REPEAT_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
-
-
-def assert_same(x, expected):
-    got = np.asarray(x)
-    assert got.dtype == expected.dtype and got.shape == expected.shape
-    np.testing.assert_array_equal(got, expected)
 
 
 def arrays():

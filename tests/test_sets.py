@@ -12,11 +12,8 @@ from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import arrayx as xp
+from oracle import DTYPE_NAMES, INT_NAMES, SPECIAL_FLOATS
 from arrayx import debug
-
-INT_NAMES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
-ALL_NAMES = ["bool"] + INT_NAMES + ["float32", "float64", "complex64", "complex128"]
-SPECIAL_FLOATS = [0.0, -0.0, 1.0, -1.0, math.nan, math.inf, -math.inf]
 
 
 def elements(name):
@@ -34,7 +31,7 @@ def elements(name):
 
 
 @st.composite
-def arrays(draw, names=ALL_NAMES, min_dims=0, max_dims=3):
+def arrays(draw, names=DTYPE_NAMES, min_dims=0, max_dims=3):
     name = draw(st.sampled_from(names))
     shape = draw(hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=0, max_side=5))
     return draw(hnp.arrays(np.dtype(name), shape, elements=elements(name)))
@@ -192,7 +189,7 @@ def test_unique_errors_name_the_function(name):
 def isin_cases(draw):
     """Two arrays of any (possibly different) dtypes, x2 often sharing x1's values."""
     a1 = draw(arrays(max_dims=2))
-    name2 = draw(st.sampled_from([a1.dtype.name, a1.dtype.name, *ALL_NAMES]))
+    name2 = draw(st.sampled_from([a1.dtype.name, a1.dtype.name, *DTYPE_NAMES]))
     pool = elements(name2)
     if a1.size and a1.dtype == np.dtype(name2):
         pool = st.sampled_from(a1.reshape(-1).tolist()) | pool

@@ -11,11 +11,8 @@ from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import arrayx as xp
+from oracle import REAL_NAMES, SPECIAL_FLOATS, assert_same
 from arrayx import debug
-
-INT_NAMES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
-REAL_NAMES = INT_NAMES + ["float32", "float64"]
-SPECIAL_FLOATS = [0.0, -0.0, 1.0, -1.0, math.nan, math.inf, -math.inf]
 
 
 def elements(name):
@@ -52,13 +49,6 @@ def reference_argsort(a, axis, descending):
         key = functools.cmp_to_key(_compare)
         return sorted(range(len(values)), key=lambda i: key(values[i].item()), reverse=descending)
     return np.apply_along_axis(lane, axis, a).astype(np.int64) if a.size else np.zeros(a.shape, np.int64)
-
-
-def assert_same(x, expected):
-    """arrayx array `x` has the dtype, shape and values (NaNs where NaNs are) of NumPy's `expected`."""
-    got = np.asarray(x)
-    assert got.dtype == expected.dtype and got.shape == expected.shape
-    np.testing.assert_array_equal(got, expected)
 
 
 @given(case=sort_cases(), stable=st.booleans())

@@ -10,9 +10,8 @@ from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import arrayx as xp
+from oracle import REAL_NAMES
 
-INT_NAMES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
-REAL_NAMES = INT_NAMES + ["float32", "float64"]
 FLOAT_NAMES = ["float32", "float64"]
 SUM_NAMES = ["bool"] + REAL_NAMES + ["complex64", "complex128"]
 
