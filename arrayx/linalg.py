@@ -109,6 +109,22 @@ def _abs_squared(node):
     return make(P["multiply"], (node, node))
 
 
+def _zero_safe(node, at_zero, fn):
+    """fn(node) where node != 0 and `at_zero` (= fn(0)) where node == 0, where fn sees 1.
+
+    Same value; but the gradient at 0 is 0 (autodiff's `where` sends no
+    cotangent to the branch not taken), the subgradient of a norm at 0,
+    instead of the NaN (inf * 0) of differentiating sqrt or pow at 0.
+    """
+    zero = make(P["equal"], (node, scalar_node(0.0, node.dtype, node.device, "linalg")))
+    safe = make(P["where"], (zero, scalar_node(1.0, node.dtype, node.device, "linalg"), node))
+    return make(P["where"], (zero, scalar_node(at_zero, node.dtype, node.device, "linalg"), fn(safe)))
+
+
+def _sqrt_safe(node):
+    return _zero_safe(node, 0.0, lambda n: make(P["sqrt"], (n,)))
+
+
 def _full(shape, dtype, value, device):
     return leaf(P["full"], shape, dtype, (value,), device)
 
@@ -268,7 +284,7 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
         # The zero map: every norm is 0 (and max/min over no values would have no identity).
         out = _full(batch, real, 0, node.device)
     elif ord == "fro":
-        out = make(P["sqrt"], (_reduce("sum", _abs_squared(node), (ndim - 2, ndim - 1)),))
+        out = _sqrt_safe(_reduce("sum", _abs_squared(node), (ndim - 2, ndim - 1)))
     elif ord == "nuc" or ord in (2, -2):
         s = make(P["svdvals"], (node,))
         out = _reduce("sum" if ord == "nuc" else "max" if ord == 2 else "min", s, _last(s))
@@ -476,7 +492,10 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     if p == 1:
         return wrap(_reduce("sum", make(P["abs"], (node,)), axes, keepdims))
     if p == 2:
-        return wrap(make(P["sqrt"], (_reduce("sum", _abs_squared(node), axes, keepdims),)))
-    powered = make(P["pow"], (make(P["abs"], (node,)), scalar_node(p, real, node.device, name)))
+        return wrap(_sqrt_safe(_reduce("sum", _abs_squared(node), axes, keepdims)))
+    exponent = scalar_node(p, real, node.device, name)
+    # |x|**p at x = 0 is 0 (p > 0) or inf (p < 0); zero_safe gives it gradient 0, not NaN.
+    powered = _zero_safe(make(P["abs"], (node,)), 0.0 if p > 0 else math.inf,
+                         lambda n: make(P["pow"], (n, exponent)))
     total = _reduce("sum", powered, axes, keepdims)
     return wrap(make(P["pow"], (total, scalar_node(1.0 / p, real, node.device, name))))

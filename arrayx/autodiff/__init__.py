@@ -56,6 +56,8 @@ def vjp(f, *primals):
         _check_differentiable(p, "vjp", f"primals[{i}]")
     with retain_history():
         xs = [_fresh(p) for p in primals]
+        # The nodes to differentiate by, taken now: f may rebind its arguments (a[k] = v).
+        targets = [x._node for x in xs]
         y = f(*xs)
         if not isinstance(y, Array):
             raise TypeError(f"vjp: f must return an arrayx array, got {type(y).__name__}")
@@ -69,8 +71,8 @@ def vjp(f, *primals):
         if ct.shape != y.shape:
             raise ValueError(f"vjp: cotangent shape {ct.shape} differs from the output's {y.shape}")
         with retain_history():
-            found = backward(y._node, [x._node for x in xs], ct)
-        return tuple(g if g is not None else zeros_for(x._node) for g, x in zip(found, xs))
+            found = backward(y._node, targets, ct)
+        return tuple(g if g is not None else zeros_for(t) for g, t in zip(found, targets))
     return y, vjp_fn
 
 
@@ -88,6 +90,8 @@ def value_and_grad(f, argnums=0):
             xs = list(args)
             for i in nums:
                 xs[i] = _fresh(args[i])
+            # The nodes to differentiate by, taken now: f may rebind its arguments (a[k] = v).
+            targets = [xs[i]._node for i in nums]
             y = f(*xs, **kwargs)
             if not isinstance(y, Array) or y.shape != ():
                 shape = y.shape if isinstance(y, Array) else type(y).__name__
@@ -95,8 +99,8 @@ def value_and_grad(f, argnums=0):
             if y.dtype not in dt.CATEGORIES["real floating"]:
                 raise TypeError(f"grad: f returned dtype {y.dtype}; expected a real floating dtype")
             realize([y._node])
-            found = backward(y._node, [xs[i]._node for i in nums], ones_for(y._node))
-        grads = tuple(g if g is not None else zeros_for(xs[i]._node) for g, i in zip(found, nums))
+            found = backward(y._node, targets, ones_for(y._node))
+        grads = tuple(g if g is not None else zeros_for(t) for g, t in zip(found, targets))
         return y, (grads[0] if isinstance(argnums, numbers.Integral) else grads)
     return value_and_grad_f
 

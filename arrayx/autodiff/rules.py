@@ -18,6 +18,7 @@ from ..namespace import elementwise as ew, manipulation as manip, statistical as
 from ..namespace.array_object import Array
 from ..namespace.build import P, make, wrap
 from ..namespace.creation import zeros
+from ..namespace.data_types import astype
 
 VJP = {}
 
@@ -211,8 +212,10 @@ def _pow(g, node):
     a, b = arg(node, 0), arg(node, 1)
     y = out(node)
     da = g * b * a ** (b - 1.0)
-    # d/db a**b = a**b log(a); its limit at a = 0 (b > 0) is 0, not 0 * -inf.
-    db = g * ew.where(a == 0.0, 0.0, y * ew.log(a))
+    # d/db a**b = a**b log(a); its limit at a = 0 (b > 0) is 0, not 0 * -inf. log reads a
+    # safe value there too, so that differentiating db again does not meet 0 * -inf either.
+    at_zero = a == 0.0
+    db = g * ew.where(at_zero, 0.0, y * ew.log(ew.where(at_zero, 1.0, a)))
     return da, db
 
 
@@ -252,11 +255,16 @@ def _remainder(g, node):
     return g, -g * ew.floor(a / b)
 
 
+def _indicator(condition, dtype):
+    """1.0 where `condition` holds, else 0.0, as `dtype` (the cotangent's dtype, not the default float)."""
+    return astype(condition, dtype)
+
+
 def _choose(g, node, wins):
     """maximum/minimum: the selected operand gets g; ties split it evenly."""
     a, b = arg(node, 0), arg(node, 1)
     tie = a == b
-    share_a = ew.where(tie, 0.5, ew.where(wins(a, b), 1.0, 0.0))
+    share_a = ew.where(tie, 0.5, _indicator(wins(a, b), a.dtype))
     return g * share_a, g * (1.0 - share_a)
 
 
@@ -314,7 +322,7 @@ def _extremum(g, node):
     x = arg(node, 0)
     axes = node.attrs[0]
     y = _keepdims(out(node), node)
-    hit = ew.where(x == y, 1.0, 0.0)
+    hit = _indicator(x == y, x.dtype)
     count = stat.sum(hit, axis=axes, keepdims=True)
     return (_keepdims(g, node) * hit / count,)
 
@@ -330,7 +338,7 @@ def _prod(g, node):
     before = stat.cumulative_prod(flat, axis=-1, include_initial=True)[..., :-1]
     after = manip.flip(stat.cumulative_prod(manip.flip(flat, axis=-1), axis=-1, include_initial=True)[..., :-1], axis=-1)
     others = manip.reshape(before * after, moved.shape)
-    inverse = tuple(sorted(range(x.ndim), key=(rest + axes).index))
+    inverse = tuple(sorted(range(x.ndim), key=(rest + axes).__getitem__))
     return (_keepdims(g, node) * manip.permute_dims(others, inverse),)
 
 
@@ -340,13 +348,56 @@ def _cumulative_sum(g, node):
     return (manip.flip(stat.cumulative_sum(manip.flip(g, axis=axis), axis=axis), axis=axis),)
 
 
+def _along(t, axis, start, stop, step=1):
+    """t[..., start:stop:step, ...] along `axis`."""
+    return wrap(manip.slice_axis(t._node, axis, start, stop, step))
+
+
+def _pad_along(t, axis, lo, hi, fill):
+    pads = tuple((lo, hi) if a == axis else (0, 0) for a in range(t.ndim))
+    return wrap(make(P["pad"], (t._node,), (pads, t.dtype.type(fill))))
+
+
+def _interleave(a, b, axis):
+    """c with c[0::2] = a and c[1::2] = b along `axis` (len(a) == len(b) or len(b) + 1)."""
+    n = a.shape[axis] + b.shape[axis]
+    if b.shape[axis] < a.shape[axis]:
+        b = _pad_along(b, axis, 0, 1, 0)
+    pairs = manip.stack([a, b], axis=axis + 1)
+    shape = a.shape[:axis] + (2 * a.shape[axis],) + a.shape[axis + 1:]
+    return _along(manip.reshape(pairs, shape), axis, 0, n)
+
+
+def _cumprod_vjp(x, g, axis):
+    """g's cotangent through cumprod(x) along `axis`, by the odd-even scan.
+
+    With e = x[0::2], o = x[1::2] and P = cumprod(e[:m] * o) (m = len(o)), the
+    cumulative product is y[1::2] = P and y[0::2] = e * [1, P[:-1]]; P is one level
+    down. This transposes that recursion: products, strided slices, pads and
+    interleaving only. O(n) work in log2(n) levels.
+    """
+    n = x.shape[axis]
+    if n < 2:
+        return g
+    e, o = _along(x, axis, 0, n, 2), _along(x, axis, 1, n, 2)
+    ne, m = e.shape[axis], o.shape[axis]
+    e_m = _along(e, axis, 0, m)
+    p = e_m * o
+    pairs = stat.cumulative_prod(p, axis=axis)                      # P
+    before = _along(_pad_along(pairs, axis, 1, 0, 1), axis, 0, ne)   # [1, P[:-1]] (and P[-1] when n is odd)
+    g_e, g_o = _along(g, axis, 0, n, 2), _along(g, axis, 1, n, 2)
+    g_before = g_e * e
+    g_pairs = g_o + _along(_pad_along(g_before, axis, 0, 1, 0), axis, 1, m + 1)
+    g_p = _cumprod_vjp(p, g_pairs, axis)
+    g_x_even = g_e * before + _pad_along(g_p * o, axis, 0, ne - m, 0)
+    return _interleave(g_x_even, g_p * e_m, axis)
+
+
 @rule("cumulative_prod")
 def _cumulative_prod(g, node):
-    """sum over j >= i of g_j * y_j / x_i; exact only where x_i != 0 (x_i = 0 gives NaN)."""
-    axis = node.attrs[0]
-    x, y = arg(node, 0), out(node)
-    tail = manip.flip(stat.cumulative_sum(manip.flip(g * y, axis=axis), axis=axis), axis=axis)
-    return (tail / x,)
+    """Through the odd-even scan (see _cumprod_vjp), not sum(g * y) / x: exact where x has
+    zeros, with no NaN, and at every order of differentiation (its primitives' rules are)."""
+    return (_cumprod_vjp(arg(node, 0), g, node.attrs[0]),)
 
 
 # movement
@@ -406,3 +457,10 @@ def _update_slice(g, node):
     gx = wrap(make(P["update_slice"], (g._node, hole._node), window))
     gv = wrap(make(P["slice"], (g._node,), window))
     return gx, gv
+
+
+# Rules for the indexing and sorting primitives register into VJP too.
+from . import indexing_rules  # noqa: E402,F401
+
+# Rules for the linear-algebra primitives register into VJP too.
+from . import linalg_rules  # noqa: E402,F401

@@ -240,6 +240,16 @@ def _scatter(step):
     return _named_errors("__setitem__", scatter)
 
 
+def _scatter_add(step):
+    template = step.attrs[0]
+
+    def scatter_add(a, value, *arrays):
+        out = np.array(a, copy=True)
+        np.add.at(out, numpy_key(template, arrays), value)  # unbuffered: duplicate indices accumulate
+        return out
+    return _named_errors("scatter_add", scatter_add)
+
+
 def _diagonal(step):
     offset, = step.attrs
     return lambda a: np.diagonal(a, offset=offset, axis1=-2, axis2=-1)
@@ -302,6 +312,7 @@ IMPLS.update({
     "update_slice": _update_slice,
     "sort": _sort, "argsort": _argsort, "searchsorted": _searchsorted, "isin": _isin,
     "take": _take, "take_along_axis": _take_along_axis, "gather": _gather, "scatter": _scatter,
+    "scatter_add": _scatter_add,
     "diagonal": _diagonal, "select": _select,
     "cholesky": _linalg(lambda a, upper: np.linalg.cholesky(a, upper=upper)),
     "inv": _linalg(np.linalg.inv), "det": _linalg(np.linalg.det), "solve": _linalg(np.linalg.solve),

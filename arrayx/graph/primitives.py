@@ -382,6 +382,7 @@ _add("take", INDEX, None, _take_rule)                    # inputs: x, 1-D indice
 _add("take_along_axis", INDEX, None, _take_along_axis_rule)  # inputs: x, indices; attrs: axis
 _add("gather", INDEX, None, _given_shape_rule)           # inputs: x, *index arrays; attrs: key template, shape
 _add("scatter", UPDATE, None, _same_rule)                # inputs: x, value, *index arrays; attrs: key template
+_add("scatter_add", UPDATE, None, _same_rule)            # as scatter, but adds value; duplicates accumulate
 _add("diagonal", MOVEMENT, None, _diagonal_rule)         # attrs: offset (over the last two axes)
 _add("cholesky", LINALG, "floating", _same_rule)         # attrs: upper
 _add("inv", LINALG, "floating", _same_rule)
