@@ -20,7 +20,7 @@ from ..namespace.build import P, make, wrap
 from ..scheduler.schedule import realize
 from .backward import backward, ones_for, zeros_for
 
-__all__ = ["grad", "value_and_grad", "vjp", "gradients", "stop_gradient"]
+__all__ = ["grad", "value_and_grad", "vjp", "gradients", "stop_gradient", "retain_history"]
 
 
 def _check_differentiable(x, name, label):
@@ -126,7 +126,12 @@ def gradients(output, wrt, cotangent=None):
         _check_differentiable(w, "gradients", f"wrt[{i}]")
     if cotangent is None:
         cotangent = ones_for(output._node)
-    elif cotangent.shape != output.shape:
+    elif not isinstance(cotangent, Array):
+        if type(cotangent) not in (int, float):
+            raise TypeError(f"gradients: cotangent must be an arrayx array or a Python number, "
+                            f"got {type(cotangent).__name__}")
+        cotangent = ones_for(output._node) * cotangent
+    if cotangent.shape != output.shape:
         raise ValueError(f"gradients: cotangent shape {cotangent.shape} differs from output's {output.shape}")
     with retain_history():
         found = backward(output._node, [w._node for w in wrt], cotangent)

@@ -6,6 +6,8 @@ with namespace functions, so gradients are graph nodes too (they fuse, they
 evaluate lazily, and they can be differentiated again).
 """
 
+import warnings
+
 from .. import dtypes as dt
 from ..namespace.array_object import Array
 from ..namespace import creation
@@ -43,12 +45,20 @@ def differentiable(dtype):
 def backward(output, targets, cotangent):
     """Cotangents of `targets` (nodes) for `cotangent` flowing into `output` (a node).
 
-    Returns one Array or None (no path) per target.
+    Returns one Array or None (no path) per target. Cotangents flow only into
+    nodes that depend on a target. A node on such a path whose primitive has
+    no rule and is not known to be non-differentiable raises TypeError, as
+    does a complex intermediate: neither silently drops the gradient.
     """
+    order = history_order(output)
     wanted = {id(t) for t in targets}
+    relevant = set(wanted)
+    for node in order:
+        if any(id(child) in relevant for child in node.inputs):
+            relevant.add(id(node))
     found = {}
     pending = {id(output): cotangent}
-    for node in reversed(history_order(output)):
+    for node in reversed(order):
         g = pending.pop(id(node), None)
         if g is None:
             continue
@@ -66,13 +76,27 @@ def backward(output, targets, cotangent):
             continue
         rule = rules.VJP.get(node.op.name)
         if rule is None:
-            continue  # a non-differentiable primitive: no cotangent flows through it
-        for child, ct in zip(node.inputs, rule(g, node)):
-            if ct is None or not differentiable(child.dtype):
+            if node.op.name in rules.NON_DIFFERENTIABLE:
                 continue
+            raise TypeError(f"gradients: arrayx cannot differentiate through {node.op.name} "
+                            f"(it has no VJP rule)")
+        for child, ct in zip(node.inputs, rule(g, node)):
+            if ct is None or id(child) not in relevant or child.dtype in dt.CATEGORIES["integer or bool"]:
+                continue
+            if not differentiable(child.dtype):
+                raise TypeError(f"gradients: the path to a differentiated array passes through a "
+                                f"{child.dtype} intermediate; complex intermediates are not differentiable")
             ct = rules.sum_to_shape(ct, child.shape)
             previous = pending.get(id(child))
             pending[id(child)] = ct if previous is None else previous + ct
+    # A node evaluated outside retain_history lost its history; a target that
+    # got no gradient may lie below one (or may truly not affect the output).
+    freed = sum(1 for n in order if n.op.name == "evaluated" and id(n) not in wanted)
+    if freed and any(id(t) not in found for t in targets):
+        warnings.warn(f"gradients: a differentiated array got no gradient, and {freed} array(s) below output "
+                      f"were evaluated (a force point) before gradients was called, which freed their "
+                      f"history; arrays below them get no gradient. Differentiate a function with grad/vjp, "
+                      f"or build the graph inside arrayx.autodiff.retain_history().", stacklevel=3)
     return [found.get(id(t)) for t in targets]
 
 

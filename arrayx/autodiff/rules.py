@@ -22,6 +22,12 @@ from ..namespace.data_types import astype
 
 VJP = {}
 
+# Primitives with real floating outputs that are deliberately not
+# differentiable (piecewise constant, or index-valued): no cotangent flows.
+NON_DIFFERENTIABLE = frozenset({
+    "floor", "ceil", "round", "trunc", "sign", "floor_divide", "nextafter", "stop_gradient",
+})
+
 
 def rule(*names):
     def register(fn):

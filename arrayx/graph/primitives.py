@@ -351,7 +351,8 @@ def _add(name, kind, accepts, rule):
     PRIMITIVES[name] = Primitive(name, kind, accepts, rule)
 
 
-_add("buffer", LEAF, None, None)
+_add("buffer", LEAF, None, None)          # data that entered from the host
+_add("evaluated", LEAF, None, None)       # a computed node whose history a force point freed
 _add("full", LEAF, None, _leaf_rule)       # attrs: shape, dtype, value
 _add("iota", LEAF, None, _leaf_rule)       # attrs: shape, dtype, axis
 for _name, (_acc, _res) in UNARY.items():
@@ -409,3 +410,4 @@ for _name in ("nonzero", "unique_all", "unique_counts", "unique_inverse", "uniqu
     _add(_name, DYNAMIC, None, None)
 
 BUFFER = PRIMITIVES["buffer"]
+EVALUATED = PRIMITIVES["evaluated"]

@@ -10,10 +10,10 @@ import operator
 
 from .. import dtypes as dt
 from ..graph.primitives import broadcast_shapes as _broadcast_shapes
-from ..scheduler.schedule import realize
 from .array_object import Array
 from .build import (P, astype_node, broadcast_node, dynamic, make, node_of, normalize_axes, normalize_axis,
                     normalize_shape, reshape_node, same_device, wrap)
+from .creation import iota
 from .data_types import promote_all
 
 
@@ -257,7 +257,7 @@ def repeat(x, repeats, /, *, axis=None):
     is None). With axis None the result is one-dimensional.
 
     An int stays lazy. An array of repeats determines the output shape by its
-    values: repeat then evaluates it (and x), a force point.
+    values: repeat evaluates the counts (a force point); x stays lazy.
     """
     node = node_of(x, "repeat")
     if axis is None:
@@ -273,12 +273,15 @@ def repeat(x, repeats, /, *, axis=None):
         if rnode.shape not in ((1,), (size,)):
             raise ValueError(f"repeat: repeats must have shape (1,) or ({size},), got {rnode.shape}")
         same_device("repeat", [node, rnode])
-        realize([node, rnode])
         if (repeats._host() < 0).any():
             raise ValueError("repeat: repeats must be non-negative")
         # NumPy's repeat casts its counts to intp only 'safely', which rejects uint64.
         rnode = astype_node(rnode, dt.DEFAULT_INDEX)
-        return dynamic("repeat", [node, rnode], (axis,))[0]
+        # Only the counts decide the shape: the positions they select are computed
+        # now, and the result is a lazy (and differentiable) take of x.
+        positions = iota((size,), 0, dt.DEFAULT_INDEX, node.device)
+        index = dynamic("repeat", [positions, rnode], (0,))[0]
+        return wrap(make(P["take"], (node, index._node), (axis,)))
     if type(repeats) is bool:
         raise TypeError("repeat: repeats must be an int or an integer array, got bool")
     try:

@@ -13,7 +13,7 @@ executor; the plan transfers its inputs there and its result back.
 from .. import debug, executors
 from ..executors.base import Step
 from ..graph.node import Node, toposort
-from ..graph.primitives import BUFFER
+from ..graph.primitives import BUFFER, EVALUATED
 
 PLAN_CACHE_SIZE = 4096
 _plans = {}
@@ -157,7 +157,7 @@ def realize(nodes):
     debug.counters["realizations"] += 1
     debug.counters["steps_run"] += steps
     for node, s in zip(requested, plan.outputs):
-        node.realize_as(slots[s], BUFFER)
+        node.realize_as(slots[s], EVALUATED)
 
 
 def run_dynamic(prim, nodes, attrs):
