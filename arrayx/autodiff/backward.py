@@ -91,12 +91,13 @@ def backward(output, targets, cotangent):
             pending[id(child)] = ct if previous is None else previous + ct
     # A node evaluated outside retain_history lost its history; a target that
     # got no gradient may lie below one (or may truly not affect the output).
-    freed = sum(1 for n in order if n.op.name == "evaluated" and id(n) not in wanted)
+    freed = sum(1 for n in order if n.op.name == "evaluated" and id(n) not in wanted and differentiable(n.dtype))
     if freed and any(id(t) not in found for t in targets):
-        warnings.warn(f"gradients: a differentiated array got no gradient, and {freed} array(s) below output "
-                      f"were evaluated (a force point) before gradients was called, which freed their "
-                      f"history; arrays below them get no gradient. Differentiate a function with grad/vjp, "
-                      f"or build the graph inside arrayx.autodiff.retain_history().", stacklevel=3)
+        warnings.warn(f"gradients: a differentiated array got no gradient, and {freed} floating array(s) "
+                      f"below output carry no history (evaluated at a force point outside retain_history, "
+                      f"or results of a data-dependent function such as unique_values), so arrays below "
+                      f"them get no gradient. Differentiate a function with grad/vjp, or build the graph "
+                      f"inside arrayx.autodiff.retain_history().", stacklevel=3)
     return [found.get(id(t)) for t in targets]
 
 

@@ -13,7 +13,7 @@ executor; the plan transfers its inputs there and its result back.
 from .. import debug, executors
 from ..executors.base import Step
 from ..graph.node import Node, toposort
-from ..graph.primitives import BUFFER, EVALUATED
+from ..graph.primitives import EVALUATED
 
 PLAN_CACHE_SIZE = 4096
 _plans = {}
@@ -175,6 +175,7 @@ def run_dynamic(prim, nodes, attrs):
     for buffer, shape, dtype in ex.run_dynamic(prim.name, buffers, attrs):
         if ex is not home:
             buffer = _transfer(buffer, ex, home)
-        outputs.append(Node(BUFFER, (), (), shape, dtype, device, buffer))
+        # Computed values without history, as at any force point.
+        outputs.append(Node(EVALUATED, (), (), shape, dtype, device, buffer))
     debug.counters["realizations"] += 1
     return outputs
