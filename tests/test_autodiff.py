@@ -213,6 +213,14 @@ CASES = [
     binary("matmul-operator", U, U, lambda a, b: a @ b, shapes=((2, 3), (3, 4))),
     # movement (composites of reshape, permute, broadcast, slice, flip, pad, concat, update_slice)
     unary("reshape", U, lambda x: xp.reshape(x, (4, 3))),
+    unary("matrix_transpose", U, xp.matrix_transpose, S3),
+    unary("tril", U, lambda x: xp.tril(x, k=-1), S3),
+    unary("triu", U, lambda x: xp.triu(x, k=1), S3),
+    # tuple results: combine the outputs so each one's gradient is checked
+    binary("meshgrid", U, U, lambda a, b: (lambda g: g[0] * g[1] + g[0])(xp.meshgrid(a, b)), shapes=((3,), (4,))),
+    binary("meshgrid-ij", U, U, lambda a, b: (lambda g: g[0] * g[1])(xp.meshgrid(a, b, indexing="ij")),
+           shapes=((3,), (4,))),
+    binary("broadcast_arrays", U, U, lambda a, b: (lambda g: g[0] * 2.0 + g[1] * g[1])(xp.broadcast_arrays(a, b))),
     unary("permute_dims", U, lambda x: xp.permute_dims(x, (2, 0, 1)), S3),
     unary("mT", U, lambda x: x.mT * xp.asarray(np.arange(12.0).reshape(4, 3))),
     unary("broadcast_to", U, lambda x: xp.broadcast_to(x, (2, 3, 4)), (3, 1)),
