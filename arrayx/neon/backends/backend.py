@@ -1,0 +1,1385 @@
+"""neon's Tensor, OpTreeNode, Block and Backend, over arrayx.
+
+Tensor: neon's mutable n-dimensional array (at least two dimensions; shape
+(n,) becomes (n, 1)). Its data is an arrayx Array held by a shared storage
+object; views (`t[1:3]`, `t.T`, `t.reshape(...)`, `t.share(...)`) are
+(storage, chain of view operations), so a write through any view is seen by
+the base and by every other view (see `_storage`).
+
+OpTreeNode: neon's op-tree, a tuple `(op_dict, left, right)` built by the
+operators of Tensor and OpTreeNode and by the backend's functions. Assigning an
+op-tree (`t[:] = tree`, `out=` arguments) is the force point: the whole tree is
+translated into ONE arrayx graph, written into the target, and evaluated once.
+
+Backend: the methods every neon backend has (seed 002). The arrayx namespace is
+device-agnostic, so the base class implements them all over `self.device`; the
+CPU, MKL and GPU classes choose the device and the Tensor class.
+"""
+
+import logging
+import math
+import numbers
+
+import numpy as np
+
+import arrayx as xp
+
+from . import _storage as st
+
+logger = logging.getLogger(__name__)
+
+_none_slice = slice(None, None, None)
+
+
+class OpCollection:
+    """The sets of operation names an op-tree may hold."""
+
+    zero_operand_ops = {"rand", "onehot"}
+    unary_ops = {"finite", "neg", "abs", "sgn", "sqrt", "sqr", "exp", "log",
+                 "exp2", "log2", "sig", "sig2", "tanh", "tanh2", "transpose",
+                 "safelog", "rint", "binarize"}
+    binary_ops = {"assign", "add", "sub", "mul", "div", "eq", "ne", "lt", "le",
+                  "gt", "ge", "pow", "minimum", "maximum", "dot", "shift"}
+    reduction_ops = {"sum", "max", "min", "argmax", "argmin"}
+    float_ops = zero_operand_ops | unary_ops | binary_ops
+    ew_ops = float_ops - {"dot", "transpose"}
+
+
+# ---------------------------------------------------------------------------
+# dtypes
+
+_DTYPES = {np.dtype(n): getattr(xp, n) for n in ("float32", "float64", "int8", "uint8", "int16", "uint16",
+                                                  "int32", "uint32", "int64", "uint64", "bool")}
+
+
+def np_dtype(dtype, where="Tensor"):
+    """`dtype` as a NumPy dtype that arrayx can hold, or a TypeError naming `where`."""
+    try:
+        d = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{where}: {dtype!r} is not a data type") from None
+    if d not in _DTYPES:
+        extra = " (arrayx has no float16: use np.float32)" if d == np.float16 else ""
+        raise TypeError(f"{where}: dtype {d} is not supported{extra}; supported: "
+                        f"{', '.join(str(k) for k in _DTYPES)}")
+    return d
+
+
+def x_dtype(npdt):
+    """The arrayx dtype of a supported NumPy dtype."""
+    return _DTYPES[np.dtype(npdt)]
+
+
+def cast(array, npdt):
+    """`array` as dtype `npdt`, clipping into the range of an integer target
+    (neon's CPU backend clips integer assignments that overflow)."""
+    target = _DTYPES[npdt]
+    src = array.dtype
+    if src == target:
+        return array
+    if npdt.kind in "iu" and src != xp.bool:
+        info = np.iinfo(npdt)
+        if src.kind == "f":
+            if npdt.itemsize < 8:
+                array = xp.clip(xp.astype(array, xp.float64), float(info.min), float(info.max))
+        elif src.kind in "iu":
+            sinfo = np.iinfo(src.dtype)
+            lo, hi = max(info.min, sinfo.min), min(info.max, sinfo.max)
+            if (lo, hi) != (sinfo.min, sinfo.max):
+                array = xp.clip(array, lo, hi)
+    return xp.astype(array, target)
+
+
+def _default_device():
+    return xp.__array_namespace_info__().default_device()
+
+
+def _normalize_shape(shape, where):
+    """A shape argument as a tuple of ints, padded to at least two dimensions."""
+    if isinstance(shape, numbers.Integral):
+        shape = (int(shape),)
+    try:
+        shape = tuple(int(d) for d in shape)
+    except TypeError:
+        raise TypeError(f"{where}: shape must be an int or a sequence of ints, got {shape!r}") from None
+    for d in shape:
+        if d < 0:
+            raise ValueError(f"{where}: shape {shape} has a negative dimension")
+    while len(shape) < 2:
+        shape = shape + (1,)
+    return shape
+
+
+def _to_array(value, npdt, device, where):
+    """Host data (NumPy array, list, scalar) or an arrayx Array as an Array of dtype `npdt`."""
+    if isinstance(value, Tensor):
+        value = value._read()
+    if isinstance(value, xp.Array):
+        return cast(value, npdt)
+    host = np.asarray(value)
+    if host.dtype not in _DTYPES:
+        if host.dtype.kind == "f":
+            host = host.astype(np.float64)
+        elif host.dtype.kind == "c" or host.dtype.kind not in "biu":
+            raise TypeError(f"{where}: cannot convert data of dtype {host.dtype} to {npdt}")
+    return cast(xp.asarray(host, device=device), npdt)
+
+
+def _fit(array, shape, where):
+    """`array` broadcast (or, with the same number of elements, reshaped) to `shape`."""
+    if array.shape == shape:
+        return array
+    try:
+        return xp.broadcast_to(array, shape)
+    except ValueError:
+        pass
+    if st.product(array.shape) == st.product(shape):
+        return xp.reshape(array, shape)
+    raise ValueError(f"{where}: a value of shape {array.shape} cannot be assigned to a tensor of shape {shape}")
+
+
+def _is_scalar(value):
+    return isinstance(value, (numbers.Number, np.bool_)) and not isinstance(value, np.ndarray)
+
+
+# ---------------------------------------------------------------------------
+# Tensor
+
+class Tensor:
+    """The n-dimensional array of a neon backend (see the module docstring).
+
+    Arguments:
+        backend (Backend): backend of the tensor.
+        shape (tuple, optional): shape of the tensor (zeros when no `ary`).
+        dtype (numpy dtype, optional): element type.
+        ary (array_like, optional): initial values (copied).
+        name (str, optional): name identifying the tensor (used in printing).
+        persist_values (bool, optional): kept for compatibility.
+        base (Tensor, optional): the tensor this one views.
+    """
+
+    _min_dims = 2
+    # NumPy defers to the reflected operators (ndarray * tensor builds no object array).
+    __array_ufunc__ = None
+
+    def __init__(self, backend, shape=None, dtype=np.float32, ary=None, name=None, persist_values=True,
+                 base=None):
+        npdt = np_dtype(dtype, type(self).__name__)
+        device = getattr(backend, "device", None) or _default_device()
+        if ary is None:
+            if shape is None:
+                raise ValueError(f"{type(self).__name__}: give a shape or an ary")
+            shape = _normalize_shape(shape, type(self).__name__)
+            array = xp.zeros(shape, dtype=_DTYPES[npdt], device=device)
+        else:
+            array = _to_array(ary, npdt, device, type(self).__name__)
+            while array.ndim < self._min_dims:
+                array = xp.reshape(array, array.shape + (1,))
+            if shape is not None:
+                shape = _normalize_shape(shape, type(self).__name__)
+                array = _fit(array, shape, type(self).__name__)
+        self._setup(backend, st.Storage(array), (), array.shape, npdt, name, persist_values, base)
+
+    def _setup(self, backend, storage, chain, shape, npdt, name, persist_values, base):
+        self.backend = backend
+        self._storage = storage
+        self._chain = chain
+        self.shape = tuple(shape)
+        self.dtype = npdt
+        self.name = name
+        self.persist_values = persist_values
+        self.base = base
+        self.size = st.product(self.shape)
+
+    @classmethod
+    def _wrap(cls, backend, array, npdt, name=None, persist_values=True, base=None):
+        """A tensor owning a new storage that holds `array` (of dtype `npdt`, >= 2-D)."""
+        self = cls.__new__(cls)
+        self._setup(backend, st.Storage(array), (), array.shape, npdt, name, persist_values, base)
+        return self
+
+    def _view(self, ops, name=None):
+        chain, shape = self._chain, self.shape
+        for op in ops:
+            chain = st.extend(chain, op, shape)
+            shape = st.op_shape(op, shape)
+        view = type(self).__new__(type(self))
+        view._setup(self.backend, self._storage, chain, shape, self.dtype, name, self.persist_values, self)
+        return view
+
+    # -- reading and writing the storage
+
+    @property
+    def _device(self):
+        return getattr(self.backend, "device", None) or _default_device()
+
+    def _read(self):
+        """The tensor's current value as an arrayx Array (lazy)."""
+        return st.read(self._storage, self._chain)
+
+    def _write(self, array):
+        """Replace the tensor's elements by `array` (cast and broadcast), lazily."""
+        array = _fit(cast(array, self.dtype), self.shape, "assign")
+        st.write(self._storage, self._chain, array)
+
+    def _value(self):
+        """The tensor's value, realized together with its storage (one plan)."""
+        view = self._read()
+        if self._chain:
+            xp.eval(self._storage.array, view)
+        else:
+            xp.eval(view)
+        return view
+
+    def _force(self):
+        """Evaluate the storage (one plan): later reads start from a realized buffer."""
+        xp.eval(self._storage.array)
+
+    # -- printing and protocol
+
+    def __str__(self):
+        return "{}(base 0x{:x}) name:{} shape:{} dtype:{}".format(
+            type(self).__name__, id(self._storage), self.name, self.shape, self.dtype)
+
+    def __repr__(self):
+        return self.__str__()
+
+    def __len__(self):
+        return self.shape[0] if self.shape else 0
+
+    def __hash__(self):
+        return id(self)
+
+    # -- indexing
+
+    def __getitem__(self, key):
+        """A view of the selected elements: writes through it reach this tensor.
+
+        Integer indices keep their axis (neon never collapses below two
+        dimensions); slices may have any step; one integer array (list, NumPy
+        array, Tensor) per key selects along its axis.
+        """
+        if isinstance(key, slice) and key == _none_slice:
+            return self
+        return self._view(st.index_ops(key, self.shape, self._device, Tensor))
+
+    def __setitem__(self, key, value):
+        """`self[key] = value`: value is a Tensor, an op-tree, a scalar or a NumPy array,
+        cast to this tensor's dtype."""
+        target = self if isinstance(key, slice) and key == _none_slice else self.__getitem__(key)
+        target._assign(value)
+
+    def _assign(self, value):
+        if isinstance(value, (Tensor, OpTreeNode)):
+            OpTreeNode.build("assign", self, value)
+        elif _is_scalar(value):
+            scalar = value.item() if isinstance(value, np.generic) else value
+            self._write(xp.asarray(scalar, device=self._device))
+        elif isinstance(value, (np.ndarray, list, tuple, xp.Array)):
+            self.set(value)
+        else:
+            raise TypeError("Invalid type for assignment: %s" % type(value))
+        return self
+
+    # -- host data
+
+    def set(self, ary):
+        """Copy host data (a NumPy array, broadcast or of the same size, or a scalar) into the tensor."""
+        if _is_scalar(ary):
+            return self._assign(ary)
+        self._write(_to_array(ary, self.dtype, self._device, "set"))
+        return self
+
+    def get(self):
+        """A NumPy copy of the tensor's values."""
+        return np.asarray(self._value()).copy()
+
+    def raw(self):
+        """The tensor's current buffer as a read-only NumPy array.
+
+        neon returned a device pointer into mutable memory; arrayx buffers are
+        immutable and every write rebinds the storage to a new one, so this is
+        a snapshot of the current value, shared with the executor where the
+        executor allows it.
+        """
+        return np.asarray(self._value())
+
+    def asnumpyarray(self):
+        """Deprecated in neon: a NumPy copy of the values (same as `get`)."""
+        return self.get()
+
+    # -- operations returning tensors
+
+    def take(self, indices, axis=None, out=None):
+        """The elements at `indices` along `axis` (flattened when None), as a new tensor.
+
+        The result is a copy (as in neon); with `out` it is written there and
+        `out` is returned.
+        """
+        idx = st._index_array(indices, self._device, Tensor)
+        if axis is None:
+            array = xp.take(xp.reshape(self._read(), (-1,)), idx, axis=0)
+            array = xp.reshape(array, array.shape + (1,))
+        else:
+            if not -len(self.shape) <= axis < len(self.shape):
+                raise ValueError(f"take: axis {axis} is out of bounds for a tensor of shape {self.shape}")
+            array = xp.take(self._read(), idx, axis=axis)
+        if out is not None:
+            out._write(array)
+            out._force()
+            return out
+        return type(self)._wrap(self.backend, array, self.dtype, base=self)
+
+    def fill(self, value):
+        """Assign `value` to every element; returns self."""
+        return self._assign(value)
+
+    def copy(self, a):
+        """Copy the values of `a` (a Tensor, op-tree, NumPy array or scalar) into self; returns self."""
+        return self._assign(a)
+
+    def copy_from(self, a):
+        """Alias of `copy`."""
+        return self._assign(a)
+
+    def reshape(self, *shape):
+        """A reshaped view (same number of elements; one dimension may be -1)."""
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        shape = tuple(int(d) for d in shape)
+        if shape == self.shape:
+            return self
+        unknown = [i for i, d in enumerate(shape) if d == -1]
+        if len(unknown) == 1:
+            known = st.product(d for d in shape if d != -1)
+            if known and self.size % known == 0:
+                shape = tuple(self.size // known if d == -1 else d for d in shape)
+        while len(shape) < self._min_dims:
+            shape = shape + (1,)
+        if any(d < 0 for d in shape) or st.product(shape) != self.size:
+            raise ValueError(
+                "The total size of a reshaped tensor must be the same as its existing size. Tensor is currently "
+                "shape {} and size {}. Attempted to reshape to {} which would be size {}.".format(
+                    self.shape, self.size, shape, st.product(shape)))
+        if shape == self.shape:
+            return self
+        return self._view([("reshape", shape)])
+
+    @property
+    def T(self):
+        """A transposed view: 2-D tensors transpose, 3-D ones swap their last two axes (batched dot)."""
+        ndim = len(self.shape)
+        if ndim <= 2:
+            axes = tuple(reversed(range(ndim)))
+        else:
+            axes = (0, 2, 1) + tuple(range(3, ndim))
+        return self._view([("permute", axes)])
+
+    def transpose(self, out=None):
+        """Alias of `.T`; with `out`, the transpose is assigned there."""
+        if out is not None:
+            return OpTreeNode.build("assign", out, self.T)
+        return self.T
+
+    def share(self, shape, dtype=None, name=None):
+        """A view of the first prod(shape) elements (C order) with `shape`, for sharing
+        temporary memory; `dtype` is ignored, as in neon."""
+        shape = _normalize_shape(shape, "share")
+        size = st.product(shape)
+        if size > self.size:
+            raise ValueError("total size of new array must <= size of parent")
+        return self._view([("share", size, shape)], name=name)
+
+    @property
+    def is_contiguous(self):
+        """True when the tensor is its storage, or a reshape of it."""
+        return all(op[0] == "reshape" for op in self._chain)
+
+    # -- operators: op-tree builders
+
+    def __add__(self, other):
+        return OpTreeNode.build("add", self, other)
+
+    def __sub__(self, other):
+        return OpTreeNode.build("sub", self, other)
+
+    def __mul__(self, other):
+        return OpTreeNode.build("mul", self, other)
+
+    def __div__(self, other):
+        return OpTreeNode.build("div", self, other)
+
+    def __truediv__(self, other):
+        return OpTreeNode.build("div", self, other)
+
+    def __pow__(self, other):
+        return OpTreeNode.build("pow", self, other)
+
+    def __radd__(self, other):
+        return OpTreeNode.build("add", other, self)
+
+    def __rsub__(self, other):
+        return OpTreeNode.build("sub", other, self)
+
+    def __rmul__(self, other):
+        return OpTreeNode.build("mul", other, self)
+
+    def __rdiv__(self, other):
+        return OpTreeNode.build("div", other, self)
+
+    def __rtruediv__(self, other):
+        return OpTreeNode.build("div", other, self)
+
+    def __rpow__(self, other):
+        return OpTreeNode.build("pow", other, self)
+
+    def __eq__(self, other):
+        return OpTreeNode.build("eq", self, other)
+
+    def __ne__(self, other):
+        return OpTreeNode.build("ne", self, other)
+
+    def __lt__(self, other):
+        return OpTreeNode.build("lt", self, other)
+
+    def __le__(self, other):
+        return OpTreeNode.build("le", self, other)
+
+    def __gt__(self, other):
+        return OpTreeNode.build("gt", self, other)
+
+    def __ge__(self, other):
+        return OpTreeNode.build("ge", self, other)
+
+    def __abs__(self):
+        return OpTreeNode.build("abs", self, None)
+
+    def __neg__(self):
+        return OpTreeNode.build("neg", self, None)
+
+
+# ---------------------------------------------------------------------------
+# OpTreeNode
+
+def _operand_shape(x):
+    """The shape of an op-tree operand: an op-tree's, a tensor's, or (1, 1) for a scalar."""
+    if isinstance(x, OpTreeNode):
+        return x[0]["shape"]
+    if isinstance(x, Tensor):
+        return x.shape
+    return (1, 1)
+
+
+class _ShapeProperty:
+    """`node.shape` is an op-tree's shape; `OpTreeNode.shape(x)` works for any operand
+    (neon's documentation calls it both ways)."""
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return _operand_shape
+        return obj[0]["shape"]
+
+
+def _leaf_text(x):
+    if isinstance(x, Tensor):
+        if x.name:
+            return x.name
+        return "tensor-" + hex(id(x))
+    return str(x)
+
+
+def _normalize_operand(x):
+    """NumPy scalars become Python numbers; other operands are returned as they are."""
+    if isinstance(x, (np.generic, np.ndarray)) and np.ndim(x) == 0 and np.asarray(x).dtype.kind in "biuf":
+        return x.item()
+    return x
+
+
+def _broadcast_shape(op, a_shape, b_shape):
+    """neon's shape of an elementwise op: the larger size per axis (operands with
+    shape of zeros are zero-operand placeholders); incompatible sizes raise here."""
+    n = max(len(a_shape), len(b_shape))
+    a = (1,) * (n - len(a_shape)) + tuple(a_shape)
+    b = (1,) * (n - len(b_shape)) + tuple(b_shape)
+    out = []
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x > 1 and y > 1 and x != y:
+            raise ValueError(f"{op}: operands of shapes {tuple(a_shape)} and {tuple(b_shape)} cannot be broadcast "
+                             f"together (axis {i})")
+        out.append(max(x, y))
+    return tuple(out)
+
+
+class OpTreeNode(tuple):
+    """An op-tree: a tuple `(op_dict, left, right)`.
+
+    `op_dict` holds the operation ('op'), the output shape ('shape') and the
+    operation's arguments (such as 'axis'); `left` and `right` are Tensors,
+    op-trees, numbers, or None.
+    """
+
+    def __new__(cls, *args):
+        return tuple.__new__(cls, args)
+
+    shape = _ShapeProperty()
+    # NumPy defers to the reflected operators instead of converting the tuple.
+    __array_ufunc__ = None
+
+    def __str__(self):
+        # Iterative, so that op-trees built in long loops print without recursion.
+        out = []
+        work = [self]
+        while work:
+            item = work.pop()
+            if isinstance(item, str):
+                out.append(item)
+            elif isinstance(item, OpTreeNode):
+                work.extend((")", item[2], ", ", item[1], ", ", "(" + str(item[0])))
+            else:
+                out.append(_leaf_text(item))
+        return "".join(out)
+
+    def __repr__(self):
+        return self.__str__()
+
+    # -- identification
+
+    def key(self):
+        """A key identifying the op-tree: the post-order stack with ops as (op, axis)
+        or op, and the tensors themselves."""
+        stack = self.traverse(list())
+        for i, s in enumerate(stack):
+            if type(s) is dict:
+                stack[i] = (s["op"], s["axis"]) if "axis" in s else s["op"]
+        return tuple(stack)
+
+    def intrinsic_key_maps(self):
+        """(intrinsic key, tensor->index map, index->tensor map): the key names
+        tensors by first occurrence and shape, so `x0 * x1 + x0 * x2` and
+        `y0 * y1 + y0 * y2` share it when the shapes agree."""
+        stack = self.traverse(list())
+        tensor_index_map = {}
+        index_tensor_map = {}
+        for i, s in enumerate(stack):
+            if type(s) is dict:
+                stack[i] = (s["op"], s["axis"]) if "axis" in s else s["op"]
+            elif isinstance(s, Tensor):
+                if s not in tensor_index_map:
+                    index = len(tensor_index_map)
+                    tensor_index_map[s] = index
+                    index_tensor_map[index] = s
+                stack[i] = (tensor_index_map[s], s.shape)
+        return tuple(stack), tensor_index_map, index_tensor_map
+
+    # -- building and executing
+
+    @staticmethod
+    def build(op, a, b, out=None, **kwargs):
+        """Build an op-tree node (checking operand types and computing the shape).
+
+        An 'assign' op executes at once, as does any op given `out` (it counts
+        as an assignment to `out`). Returns NotImplemented for operand types an
+        op-tree cannot hold, so Python tries the other operand's operator.
+        """
+        a = _normalize_operand(a)
+        b = _normalize_operand(b)
+        for arg in (a, b):
+            if not isinstance(arg, (int, float, Tensor, OpTreeNode, type(None))):
+                return NotImplemented
+        a_shape = _operand_shape(a) if a is not None else (0, 0)
+        b_shape = _operand_shape(b) if b is not None else (0, 0)
+        if len(a_shape) == 1:
+            a_shape = tuple(a_shape) + (1,)
+        if len(b_shape) == 1:
+            b_shape = tuple(b_shape) + (1,)
+
+        if op in OpCollection.ew_ops and op != "assign":
+            out_shape = _broadcast_shape(op, a_shape, b_shape)
+        elif op in OpCollection.reduction_ops:
+            axis = kwargs.get("axis")
+            if axis is None:
+                out_shape = (1,) * max(len(a_shape), 2)
+            else:
+                if not -len(a_shape) <= axis < len(a_shape):
+                    raise ValueError(f"{op}: axis {axis} is out of bounds for an operand of shape {tuple(a_shape)}")
+                shape = list(a_shape)
+                shape[axis] = 1
+                out_shape = tuple(shape)
+        elif op == "assign":
+            out_shape = tuple(a_shape)
+        elif op == "dot":
+            if not (len(a_shape) == len(b_shape) == 2 and a_shape[1] == b_shape[0]):
+                raise ValueError(f"dot: operands of shapes {tuple(a_shape)} and {tuple(b_shape)} are not aligned")
+            out_shape = (a_shape[0], b_shape[1])
+        elif op == "transpose":
+            if b is not None:
+                raise ValueError("transpose takes one operand")
+            out_shape = tuple(reversed(a_shape))
+        else:
+            raise TypeError("%s is not a valid operation" % op)
+
+        op_dict = {"shape": out_shape, "op": op}
+        op_dict.update(kwargs)
+        node = OpTreeNode(op_dict, a, b)
+
+        if op == "assign":
+            return node.execute()
+        if out is not None:
+            return OpTreeNode({"op": "assign"}, out, node).execute()
+        return node
+
+    def execute(self):
+        """Execute an op-tree with one 'assign' op at its top (through the target's backend)."""
+        if self[0]["op"] != "assign":
+            raise ValueError(f"execute: the op-tree must have 'assign' at its top, not {self[0]['op']!r}")
+        if not isinstance(self[1], Tensor):
+            raise TypeError(f"execute: can only assign to a Tensor, not {type(self[1]).__name__}")
+        backend = self[1].backend
+        if isinstance(backend, Backend):
+            return backend.execute(self)
+        raise NotImplementedError(f"execute: {type(backend).__name__} is not a neon backend")
+
+    def traverse(self, stack):
+        """Post-order walk: appends the operands and op dicts to `stack` (a list) and returns it."""
+        work = [self]
+        while work:
+            item = work.pop()
+            if isinstance(item, OpTreeNode):
+                work.append(_Emit(item[0]))
+                for child in (item[2], item[1]):
+                    if child is not None:
+                        work.append(child)
+            elif isinstance(item, _Emit):
+                stack.append(item.value)
+            else:
+                stack.append(item)
+        return stack
+
+    # -- views and conversions
+
+    @property
+    def T(self):
+        """The transposed op-tree."""
+        return OpTreeNode.build("transpose", self, None)
+
+    def transpose(self, out=None):
+        if out is not None:
+            return OpTreeNode.build("assign", out, self.T)
+        return self.T
+
+    @staticmethod
+    def optree_to_list(optree):
+        """The op-tree as nested lists."""
+        if isinstance(optree, OpTreeNode):
+            return [OpTreeNode.optree_to_list(x) for x in optree]
+        return optree
+
+    @staticmethod
+    def list_to_optree(items):
+        """Nested lists (from optree_to_list) back to an op-tree."""
+        if isinstance(items, list):
+            return OpTreeNode(*[OpTreeNode.list_to_optree(x) for x in items])
+        return items
+
+    @staticmethod
+    def _pretty_print(node):
+        operators = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**"}
+        # post-order evaluation of the text, iterative
+        results = []
+        work = [(node, False)]
+        while work:
+            item, ready = work.pop()
+            if isinstance(item, OpTreeNode):
+                if not ready:
+                    work.append((item, True))
+                    if item[2] is not None and not (isinstance(item[2], (int, float)) and not item[2]):
+                        work.append((item[2], False))
+                    work.append((item[1], False))
+                    continue
+                has_right = item[2] is not None and not (isinstance(item[2], (int, float)) and not item[2])
+                if has_right:
+                    right = results.pop()
+                    left = results.pop()
+                    s = left + " " + operators.get(item[0]["op"], item[0]["op"]) + " " + right
+                else:
+                    s = item[0]["op"] + " " + results.pop()
+                results.append("(" + s + ")")
+            elif isinstance(item, Tensor):
+                results.append(_leaf_text(item))
+            else:
+                results.append("(" + str(item) + ")")
+        return results[0]
+
+    def pp(self):
+        """Pretty print: the op-tree as an infix expression string."""
+        return OpTreeNode._pretty_print(self)
+
+    def asnumpyarray(self):
+        """The evaluated op-tree as a NumPy array (allocates)."""
+        return self.astensor().get()
+
+    def astensor(self):
+        """The evaluated op-tree as a new Tensor (allocates)."""
+        be = None
+        for s in self.traverse(list()):
+            if isinstance(s, Tensor):
+                be = s.backend
+                break
+        if be is None:
+            raise ValueError("No tensor object in op_tree")
+        buf = be.empty(self.shape)
+        buf[:] = self
+        return buf
+
+    # -- operators
+
+    def __add__(self, other):
+        return self.build("add", self, other)
+
+    def __sub__(self, other):
+        return self.build("sub", self, other)
+
+    def __mul__(self, other):
+        return self.build("mul", self, other)
+
+    def __div__(self, other):
+        return self.build("div", self, other)
+
+    def __truediv__(self, other):
+        return self.build("div", self, other)
+
+    def __pow__(self, other):
+        return self.build("pow", self, other)
+
+    def __radd__(self, other):
+        return self.build("add", other, self)
+
+    def __rsub__(self, other):
+        return self.build("sub", other, self)
+
+    def __rmul__(self, other):
+        return self.build("mul", other, self)
+
+    def __rdiv__(self, other):
+        return self.build("div", other, self)
+
+    def __rtruediv__(self, other):
+        return self.build("div", other, self)
+
+    def __rpow__(self, other):
+        return self.build("pow", other, self)
+
+    def __eq__(self, other):
+        return self.build("eq", self, other)
+
+    def __ne__(self, other):
+        return self.build("ne", self, other)
+
+    def __lt__(self, other):
+        return self.build("lt", self, other)
+
+    def __le__(self, other):
+        return self.build("le", self, other)
+
+    def __gt__(self, other):
+        return self.build("gt", self, other)
+
+    def __ge__(self, other):
+        return self.build("ge", self, other)
+
+    def __abs__(self):
+        return self.build("abs", self, None)
+
+    def __neg__(self):
+        return self.build("neg", self, None)
+
+    __hash__ = None
+
+
+class _Emit:
+    """A traverse work item: append `value` (an op dict) when popped."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+class Block:
+    """Identifies the phases of training and inference (for begin/end).
+
+    Attributes: epoch, minibatch, fprop, bprop, update.
+    """
+
+    epoch, minibatch, fprop, bprop, update = list(range(5))
+
+
+# ---------------------------------------------------------------------------
+# Backend
+
+class LegacyGenerator(np.random.Generator):
+    """A NumPy Generator that also answers the np.random.RandomState names neon
+    code calls on `be.rng` (randint, random_sample, rand, randn); uniform,
+    normal, permutation, shuffle and choice are the Generator's own."""
+
+    def randint(self, low, high=None, size=None, dtype=int):
+        """Integers in [low, high), or [0, low) when high is None (RandomState.randint)."""
+        return self.integers(low, high, size=size, dtype=dtype)
+
+    def random_sample(self, size=None):
+        """Floats in [0, 1) (RandomState.random_sample)."""
+        return self.random(size)
+
+    def rand(self, *shape):
+        """Floats in [0, 1) of the given dimensions (RandomState.rand)."""
+        return self.random(shape or None)
+
+    def randn(self, *shape):
+        """Standard normal values of the given dimensions (RandomState.randn)."""
+        return self.standard_normal(shape or None)
+
+
+class Backend:
+    """The neon backend interface, implemented over arrayx.
+
+    Element-wise functions, reductions and the like build op-trees: with
+    `out=None` they return the op-tree, with `out=t` they execute it into `t`
+    (and return `t`). Reductions keep their reduced axes. Allocation methods
+    return tensors of `self.tensor_cls` on `self.device`.
+
+    Random numbers: arrayx has no random primitive, so the backend draws them
+    on the host from a NumPy Generator (`self.rng`, seeded with `rng_seed`) and
+    uploads them with `xp.asarray`.
+
+    Arguments:
+        rng_seed (int, optional): seed of the random number generator.
+        default_dtype (numpy dtype, optional): element type of new tensors (float32 or float64).
+        compat_mode (str, optional): 'caffe' or None.
+        deterministic (bool, optional): deprecated; ignored with a warning.
+    """
+
+    backends = {}
+    """Registered backend classes by name (the shim's modules register 'cpu', 'mkl', 'gpu')."""
+
+    backend_name = None
+    tensor_cls = Tensor
+    device = None
+
+    @staticmethod
+    def backend_choices():
+        """The names of the registered backends."""
+        return sorted(Backend.backends.keys())
+
+    @staticmethod
+    def allocate_backend(name, **kargs):
+        """An instance of the backend registered as `name`."""
+        try:
+            cls = Backend.backends[name]
+        except KeyError:
+            names = ", ".join("'%s'" % (n,) for n in Backend.backend_choices())
+            raise ValueError("backend must be one of (%s)" % (names,)) from None
+        return cls(**kargs)
+
+    def __init__(self, rng_seed=None, default_dtype=np.float32, compat_mode=None, deterministic=None):
+        try:
+            d = np.dtype(default_dtype)
+        except TypeError:
+            raise ValueError(f"{type(self).__name__}: {default_dtype!r} is not a data type") from None
+        if d not in (np.dtype(np.float32), np.dtype(np.float64)):
+            extra = " (arrayx has no float16)" if d == np.float16 else ""
+            raise ValueError(f"{type(self).__name__}: default data type must be float32 or float64, got {d}{extra}")
+        self.default_dtype = default_dtype
+        if self.device is None:
+            self.device = _default_device()
+        self.rng_seed = rng_seed
+        self.rng = self.gen_rng(rng_seed)
+        self.bsz = None
+        self._min_dims = 2
+        if compat_mode is not None:
+            if compat_mode == "caffe":
+                self.set_caffe_compat()
+            else:
+                raise ValueError("%s mode not supported currently" % compat_mode)
+        else:
+            self.compat_mode = None
+        if deterministic is not None:
+            logger.warning("deterministic arg is deprecated in favor of specifying random seed")
+        self.deterministic = self.rng_seed is not None
+
+    def cleanup_backend(self):
+        """Release any resources acquired by this backend (none: arrayx owns the buffers)."""
+
+    # -- random numbers
+
+    def gen_rng(self, seed=None):
+        """Set up the host random number generator (a NumPy Generator seeded with
+        `seed`, as `np.random.default_rng(seed)`, that also answers the
+        RandomState names legacy code calls), remember its state for
+        `rng_reset`, and return it."""
+        self.rng = LegacyGenerator(np.random.PCG64(seed))
+        self.init_rng_state = self.rng_get_state()
+        return self.rng
+
+    def rng_get_state(self):
+        """The current state of the random number generator (a dict; a copy)."""
+        import copy
+        return copy.deepcopy(self.rng.bit_generator.state)
+
+    def rng_set_state(self, state):
+        """Restore a state returned by `rng_get_state`."""
+        self.rng.bit_generator.state = state
+
+    def rng_reset(self):
+        """Reset the generator to its state when the backend was created (or gen_rng last ran)."""
+        self.rng_set_state(self.init_rng_state)
+
+    def _host_random(self, values, dtype):
+        return xp.asarray(np.asarray(values, dtype=dtype), device=self.device)
+
+    def make_binary_mask(self, out, keepthresh=0.5):
+        """Fill `out` with a dropout mask: 1 with probability `keepthresh`, else 0."""
+        mask = self.rng.uniform(size=out.shape) < keepthresh
+        out._write(self._host_random(mask, out.dtype))
+        out._force()
+        return out
+
+    def fill_normal(self, ary, mean=0, stdv=1):
+        """Fill `ary` with normally distributed values (mean, standard deviation stdv)."""
+        values = self.rng.standard_normal(size=ary.shape) * stdv + mean
+        ary._write(self._host_random(values, np.float64))
+        ary._force()
+        return ary
+
+    # -- compatibility and shapes
+
+    def output_dim(self, X, S, padding, strides, pooling=False, dilation=1):
+        """The output size along one dimension of a convolution or pooling of input
+        size X, filter size S, padding (each side), strides and dilation."""
+        S = dilation * (S - 1) + 1
+        if self.check_caffe_compat() and pooling:
+            size = int(math.ceil(float(X - S + 2 * padding) / strides)) + 1
+            if padding > 0 and (size - 1) * strides >= X + padding:
+                # the last pooling window would lie entirely in the padding
+                size -= 1
+        else:
+            size = ((X - S + 2 * padding) // strides) + 1
+        if pooling and padding >= S:
+            raise ValueError("Padding dim %d incompatible with filter size %d" % (padding, S))
+        return size
+
+    def set_caffe_compat(self):
+        """Match caffe's conv/pool output sizes and dropout."""
+        self.compat_mode = "caffe"
+
+    def check_caffe_compat(self):
+        """Whether compat_mode is 'caffe'."""
+        return self.compat_mode == "caffe"
+
+    def iobuf(self, dim0, x=None, dtype=None, name=None, persist_values=True, shared=None, parallelism=None):
+        """A zeroed input/output buffer of a layer: (dim0, batch size), where a tuple
+        dim0 of two dimensions gives (dim0[0], dim0[1] * bsz) and a longer one
+        (prod(dim0), bsz). Returns `x` when given; reuses `shared` memory when given."""
+        if x is not None:
+            return x
+        if self.bsz is None:
+            raise ValueError("iobuf: the backend has no batch size (pass batch_size to gen_backend or set be.bsz)")
+        if isinstance(dim0, tuple):
+            if len(dim0) == 2:
+                bufshape = (dim0[0], dim0[1] * self.bsz)
+            else:
+                bufshape = (int(np.prod(dim0)), self.bsz)
+        else:
+            bufshape = (dim0, self.bsz)
+        if shared is not None:
+            out_tsr = shared if shared.shape == bufshape else shared.share(bufshape)
+        else:
+            out_tsr = self.empty(bufshape, dtype=dtype, name=name, persist_values=persist_values)
+        out_tsr[:] = 0
+        return out_tsr
+
+    def shared_iobuf_size(self, shape, parallelism):
+        """The number of elements of an iobuf of `shape` shared between layers."""
+        num_dev = 1 if parallelism in ("Data", "Model") else getattr(self, "num_dev", 1)
+        return num_dev * int(np.prod(shape))
+
+    def distribute_data(self, tensor, layer_parallelism):
+        """Multi-device backends distribute or gather here; single-device backends return None."""
+        return None
+
+    def revert_tensor(self, tensor):
+        """Undo `distribute_data` (nothing to do on a single device)."""
+
+    def convert_data(self, tensor, layer_mkl):
+        """MKL layout conversion in neon; nothing to do here."""
+        return None
+
+    def clean_data(self, tensor, layer_mkl):
+        """MKL buffer cleanup in neon; nothing to do here."""
+        return None
+
+    def allocate_new_deltas(self, delta, in_shape, parallelism):
+        return delta
+
+    def is_mkl(self):
+        """False: no backend of the shim uses MKL's private data layouts."""
+        return False
+
+    def allocate_new_outputs(self, layer, share_output):
+        layer.allocate(shared_outputs=share_output)
+
+    # -- execution
+
+    def execute(self, optree):
+        """Execute an op-tree with 'assign' at its top: translate the value into one
+        arrayx graph, write it into the target tensor and evaluate once.
+        Returns the target tensor."""
+        return _evaluate.execute(self, optree)
+
+    def begin(self, block, identifier):
+        """Signal the start of a block of repeated computation (no effect on results)."""
+
+    def end(self, block, identifier):
+        """Signal the end of a block of repeated computation (no effect on results)."""
+
+    # -- allocation
+
+    def _dtype(self, dtype, where):
+        return np_dtype(self.default_dtype if dtype is None else dtype, where)
+
+    def _new(self, array, npdt, name, persist_values):
+        return self.tensor_cls._wrap(self, array, npdt, name, persist_values)
+
+    def empty(self, shape, dtype=None, name=None, persist_values=True, parallel=False, distributed=False):
+        """A new tensor of `shape` (its elements are zeros: arrayx has no uninitialized memory)."""
+        return self.zeros(shape, dtype=dtype, name=name, persist_values=persist_values)
+
+    def zeros(self, shape, dtype=None, name=None, persist_values=True, parallel=False, distributed=False):
+        """A new tensor of `shape` filled with 0."""
+        npdt = self._dtype(dtype, "zeros")
+        shape = _normalize_shape(shape, "zeros")
+        return self._new(xp.zeros(shape, dtype=_DTYPES[npdt], device=self.device), npdt, name, persist_values)
+
+    def ones(self, shape, dtype=None, name=None, persist_values=True, parallel=False, distributed=False):
+        """A new tensor of `shape` filled with 1."""
+        npdt = self._dtype(dtype, "ones")
+        shape = _normalize_shape(shape, "ones")
+        return self._new(xp.ones(shape, dtype=_DTYPES[npdt], device=self.device), npdt, name, persist_values)
+
+    def array(self, ary, dtype=None, name=None, persist_values=True, parallel=False, distributed=False):
+        """A new tensor holding a copy of `ary` (NumPy array, nested lists, scalar),
+        with at least two dimensions ((n,) becomes (n, 1))."""
+        npdt = self._dtype(dtype, "array")
+        array = _to_array(ary, npdt, self.device, "array")
+        while array.ndim < self._min_dims:
+            array = xp.reshape(array, array.shape + (1,))
+        return self._new(array, npdt, name, persist_values)
+
+    def empty_like(self, other_ary, dtype=None, name=None, persist_values=True):
+        """A new tensor with the shape of `other_ary` (a Tensor, NumPy array or op-tree)."""
+        return self.zeros(other_ary.shape, dtype=dtype, name=name, persist_values=persist_values)
+
+    def zeros_like(self, other_ary, dtype=None, name=None, persist_values=True):
+        """A new tensor of zeros with the shape of `other_ary`."""
+        return self.zeros(other_ary.shape, dtype=dtype, name=name, persist_values=persist_values)
+
+    def ones_like(self, other_ary, dtype=None, name=None, persist_values=True):
+        """A new tensor of ones with the shape of `other_ary`."""
+        return self.ones(other_ary.shape, dtype=dtype, name=name, persist_values=persist_values)
+
+    # -- products
+
+    def dot(self, a, b, out=None):
+        """Matrix product of two 2-D operands (op-tree)."""
+        return OpTreeNode.build("dot", a, b, out=out)
+
+    def compound_dot(self, A, B, C, alpha=1.0, beta=0.0, relu=False, bsum=None):
+        """C = alpha * A . B + beta * C (A or B may be transposed views).
+
+        relu: applied to alpha * A . B before beta * C is added. bsum: if given,
+        receives the row sums of C. Executes at once; returns C.
+        """
+        if not (A.dtype == B.dtype == C.dtype):
+            raise TypeError(f"compound_dot: dtypes differ (A {A.dtype}, B {B.dtype}, C {C.dtype})")
+        if not (len(A.shape) == len(B.shape) == len(C.shape) == 2 and A.shape[0] == C.shape[0]
+                and B.shape[1] == C.shape[1] and A.shape[1] == B.shape[0]):
+            raise ValueError(f"compound_dot: shapes do not match: A {A.shape}, B {B.shape}, C {C.shape}")
+        product = xp.matmul(A._read(), B._read())
+        if alpha != 1.0:
+            product = product * float(alpha)
+        if relu:
+            product = xp.maximum(product, 0.0)
+        if beta != 0:
+            product = product + C._read() * float(beta)
+        _evaluate.commit(C, product, (A, B, C))
+        if bsum is not None:
+            self.sum(C, axis=1, out=bsum)
+        return C
+
+    def batched_dot(self, A, B, C, alpha=1.0, beta=0.0, relu=False):
+        """Batched products (one of A, B has a leading batch axis):
+
+        fprop: A (K, C), B (X, C, N) -> C (X, K, N)
+        bprop: A.T (C, K), B (X, K, N) -> C (X, C, N)
+        update: A (X, K, N), B.T (X, N, C) -> C (K, C), summed over the batch.
+
+        C = relu(alpha * product) + beta * C. Executes at once; returns C.
+        """
+        if not (A.dtype == B.dtype == C.dtype):
+            raise TypeError(f"batched_dot: dtypes differ (A {A.dtype}, B {B.dtype}, C {C.dtype})")
+        dima, dimb, dimc = len(A.shape) == 3, len(B.shape) == 3, len(C.shape) == 3
+        if not (dima or dimb):
+            raise ValueError("batched_dot: Tensor A or B must have 3 dims")
+        ia, ib, ic = int(dima), int(dimb), int(dimc)
+        if not (A.shape[ia] == C.shape[ic] and B.shape[1 + ib] == C.shape[1 + ic] and A.shape[1 + ia] == B.shape[ib]):
+            raise ValueError(f"batched_dot: shapes do not match: A {A.shape}, B {B.shape}, C {C.shape}")
+        if dima and dimb and A.shape[0] != B.shape[0]:
+            raise ValueError(f"batched_dot: batch sizes differ: A {A.shape}, B {B.shape}")
+        product = xp.matmul(A._read(), B._read())
+        if dima and not dimc:
+            product = xp.sum(product, axis=0)
+        elif dimc and not (dima or dimb):
+            raise ValueError("batched_dot: a 3-D C needs a 3-D operand")
+        if alpha != 1.0:
+            product = product * float(alpha)
+        if relu:
+            product = xp.maximum(product, 0.0)
+        if beta != 0:
+            product = product + C._read() * float(beta)
+        _evaluate.commit(C, product, (A, B, C))
+        return C
+
+    def xnor_compound_dot(self, A, B, C, beta=0.0, bsum=None):
+        """C = A . B (neon's CPU backend computes the XNOR GEMM as an ordinary product)."""
+        self.compound_dot(A, B, C, bsum=bsum)
+        return C
+
+    def copy_transpose(self, a, out, axes=None, repeat=1):
+        """out = a with its axes permuted (reversed when axes is None)."""
+        array = a._read()
+        axes = tuple(reversed(range(array.ndim))) if axes is None else tuple(axes)
+        _evaluate.commit(out, xp.permute_dims(array, axes), (a, out))
+        return out
+
+    # -- element-wise (op-trees)
+
+    def add(self, a, b, out=None):
+        """a + b"""
+        return OpTreeNode.build("add", a, b, out=out)
+
+    def subtract(self, a, b, out=None):
+        """a - b"""
+        return OpTreeNode.build("sub", a, b, out=out)
+
+    def multiply(self, a, b, out=None):
+        """a * b"""
+        return OpTreeNode.build("mul", a, b, out=out)
+
+    def divide(self, a, b, out=None):
+        """a / b"""
+        return OpTreeNode.build("div", a, b, out=out)
+
+    def true_divide(self, a, b, out=None):
+        """a / b (alias of divide)"""
+        return OpTreeNode.build("div", a, b, out=out)
+
+    def power(self, a, b, out=None):
+        """a ** b"""
+        return OpTreeNode.build("pow", a, b, out=out)
+
+    def reciprocal(self, a, out=None):
+        """1 / a"""
+        return OpTreeNode.build("div", 1., a, out=out)
+
+    def negative(self, a, out=None):
+        """-a"""
+        return OpTreeNode.build("neg", a, None, out=out)
+
+    def sgn(self, a, out=None):
+        """sign of a (-1, 0, 1)"""
+        return OpTreeNode.build("sgn", a, None, out=out)
+
+    def absolute(self, a, out=None):
+        """|a|"""
+        return OpTreeNode.build("abs", a, None, out=out)
+
+    def fabs(self, a, out=None):
+        """|a| (alias of absolute)"""
+        return OpTreeNode.build("abs", a, None, out=out)
+
+    def sqrt(self, a, out=None):
+        """square root of a"""
+        return OpTreeNode.build("sqrt", a, None, out=out)
+
+    def square(self, a, out=None):
+        """a squared"""
+        return OpTreeNode.build("sqr", a, None, out=out)
+
+    def exp(self, a, out=None):
+        """e ** a"""
+        return OpTreeNode.build("exp", a, None, out=out)
+
+    def exp2(self, a, out=None):
+        """2 ** a"""
+        return OpTreeNode.build("exp2", a, None, out=out)
+
+    def safelog(self, a, out=None):
+        """log(max(a, exp(-50))): a natural logarithm safe from underflow"""
+        return OpTreeNode.build("safelog", a, None, out=out)
+
+    def log(self, a, out=None):
+        """natural logarithm of a"""
+        return OpTreeNode.build("log", a, None, out=out)
+
+    def log2(self, a, out=None):
+        """base-2 logarithm of a"""
+        return OpTreeNode.build("log2", a, None, out=out)
+
+    def sig(self, a, out=None):
+        """logistic sigmoid 1 / (1 + exp(-a))"""
+        return OpTreeNode.build("sig", a, None, out=out)
+
+    def sig2(self, a, out=None):
+        """base-2 sigmoid 1 / (1 + 2 ** -a)"""
+        return OpTreeNode.build("sig2", a, None, out=out)
+
+    def tanh(self, a, out=None):
+        """hyperbolic tangent of a"""
+        return OpTreeNode.build("tanh", a, None, out=out)
+
+    def tanh2(self, a, out=None):
+        """base-2 hyperbolic tangent (2 ** 2a - 1) / (2 ** 2a + 1)"""
+        return OpTreeNode.build("tanh2", a, None, out=out)
+
+    def finite(self, a, out=None):
+        """1 where a is finite (not inf, not nan), else 0"""
+        return OpTreeNode.build("finite", a, None, out=out)
+
+    def rint(self, a, out=None):
+        """a rounded to the nearest integer (halves to even)"""
+        return OpTreeNode.build("rint", a, None, out=out)
+
+    def binarize(self, a, stochastic=True, out=None):
+        """+1 / -1: deterministic: sign (a >= 0 gives +1); stochastic: +1 with
+        probability clip((a + 1) / 2, 0, 1), drawn from the backend's generator."""
+        return OpTreeNode.build("binarize", a, None, stochastic=stochastic, out=out)
+
+    def equal(self, a, b, out=None):
+        """a == b (1 or 0)"""
+        return OpTreeNode.build("eq", a, b, out=out)
+
+    def not_equal(self, a, b, out=None):
+        """a != b (1 or 0)"""
+        return OpTreeNode.build("ne", a, b, out=out)
+
+    def less(self, a, b, out=None):
+        """a < b (1 or 0)"""
+        return OpTreeNode.build("lt", a, b, out=out)
+
+    def less_equal(self, a, b, out=None):
+        """a <= b (1 or 0)"""
+        return OpTreeNode.build("le", a, b, out=out)
+
+    def greater(self, a, b, out=None):
+        """a > b (1 or 0)"""
+        return OpTreeNode.build("gt", a, b, out=out)
+
+    def greater_equal(self, a, b, out=None):
+        """a >= b (1 or 0)"""
+        return OpTreeNode.build("ge", a, b, out=out)
+
+    def maximum(self, a, b, out=None):
+        """element-wise maximum"""
+        return OpTreeNode.build("maximum", a, b, out=out)
+
+    def minimum(self, a, b, out=None):
+        """element-wise minimum"""
+        return OpTreeNode.build("minimum", a, b, out=out)
+
+    def shift(self, a, b, value=True, out=None):
+        """a shifted by b: value=True multiplies by sign(b) * 2 ** rint(log2|b|)
+        (b rounded to a power of two), value=False by 2 ** b."""
+        return OpTreeNode.build("shift", a, b, value=value, out=out)
+
+    def clip(self, a, a_min, a_max, out=None):
+        """a clipped into [a_min, a_max]"""
+        return self.minimum(self.maximum(a, a_min), a_max, out=out)
+
+    # -- reductions (op-trees; reduced axes are kept with size 1)
+
+    def sum(self, a, axis=None, out=None, keepdims=True):
+        """Sum along `axis` (all axes when None)."""
+        if axis is None:
+            return OpTreeNode.build("sum", OpTreeNode.build("sum", a, None, axis=0), None, axis=1, out=out)
+        return OpTreeNode.build("sum", a, None, axis=axis, out=out)
+
+    def max(self, a, axis=None, out=None, keepdims=True):
+        """Maximum along `axis` (all axes when None)."""
+        if axis is None:
+            return OpTreeNode.build("max", OpTreeNode.build("max", a, None, axis=0), None, axis=1, out=out)
+        return OpTreeNode.build("max", a, None, axis=axis, out=out)
+
+    def min(self, a, axis=None, out=None, keepdims=True):
+        """Minimum along `axis` (all axes when None)."""
+        if axis is None:
+            return OpTreeNode.build("min", OpTreeNode.build("min", a, None, axis=0), None, axis=1, out=out)
+        return OpTreeNode.build("min", a, None, axis=axis, out=out)
+
+    def argmax(self, a, axis=1, out=None, keepdims=True):
+        """Index of the first maximum along `axis` (of the flattened operand when None)."""
+        return OpTreeNode.build("argmax", a, None, axis=axis, out=out)
+
+    def argmin(self, a, axis=1, out=None, keepdims=True):
+        """Index of the first minimum along `axis` (of the flattened operand when None)."""
+        return OpTreeNode.build("argmin", a, None, axis=axis, out=out)
+
+    def mean(self, a, axis=None, partial=None, out=None, keepdims=True):
+        """Arithmetic mean along `axis` (all axes when None)."""
+        shape = a.shape
+        if axis is None:
+            return self.multiply(self.sum(a), 1.0 / (shape[0] * shape[1]), out=out)
+        return self.multiply(self.sum(a, axis=axis), 1.0 / shape[axis], out=out)
+
+    def var(self, a, axis=None, partial=None, out=None, keepdims=True, binary=False):
+        """Variance along `axis` (all axes when None); binary=True squares by `shift`."""
+        if binary:
+            def op(x):
+                return self.shift(x, x)
+        else:
+            op = self.square
+        if axis is None:
+            return self.mean(op(a - self.mean(a)), out=out)
+        return self.mean(op(a - self.mean(a, axis=axis)), axis=axis, out=out)
+
+    def std(self, a, axis=None, partial=None, out=None, keepdims=True):
+        """Standard deviation along `axis` (all axes when None)."""
+        return self.sqrt(self.var(a, axis=axis, partial=partial), out=out)
+
+    # -- selection
+
+    def take(self, a, indices, axis, out=None):
+        """The elements of `a` at `indices` along `axis` (a new tensor, or written to out)."""
+        return a.take(indices, axis, out)
+
+    def onehot(self, indices, axis, out=None):
+        """One-hot op-tree of integer `indices` (int32 or uint32): with axis=0 the
+        result has one column per index (out[indices[i], i] = 1), with axis=1
+        one row per index (out[i, indices[i]] = 1). The result's other extent is
+        the target's, so the op-tree takes its shape on assignment."""
+        if axis not in (0, 1):
+            raise ValueError("bad axis for onehot")
+        if indices.dtype not in (np.dtype(np.int32), np.dtype(np.uint32)):
+            raise TypeError("onehot indices should be int32 or uint32, got " + str(indices.dtype))
+        return OpTreeNode.build("onehot", None, None, idx=indices, axis=axis, out=out)
+
+    # -- fully connected layers
+
+    def update_fc_bias(self, err, out):
+        """out = the row sums of err (the bias gradient of a fully connected layer)."""
+        self.sum(err, axis=1, out=out)
+
+    def add_fc_bias(self, inputs, bias):
+        """inputs += bias (broadcast along the batch)."""
+        self.add(inputs, bias, out=inputs)
+
+
+from . import _evaluate  # noqa: E402  (execute and commit use the classes above)
