@@ -61,6 +61,12 @@ class Executor(ABC):
         """The buffer's contents as a buffer of executor `target`."""
         return target.from_host(self.to_host(buffer))
 
+    def view(self, step, buffer):
+        """The result of movement `step` on a realized buffer, if this executor
+        can take it as a view (no computation), else None (the step then runs
+        in a plan like any other)."""
+        return None
+
     def run_dynamic(self, name, buffers, attrs):
         """Run a data-dependent primitive now: [(buffer, shape, DType)] per output.
 

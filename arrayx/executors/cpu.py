@@ -338,6 +338,9 @@ DYNAMIC = {
 }
 
 
+VIEWS = frozenset({"slice", "reshape", "permute", "broadcast", "flip"})
+
+
 class CPUExecutor(Executor):
     name = "cpu"
     supports = frozenset(name for name in PRIMITIVES if name in IMPLS or name in DYNAMIC)
@@ -377,6 +380,12 @@ class CPUExecutor(Executor):
             array = self.to_host(array)  # DLPack >= 1.0 carries the read-only flag
         return array.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
 
+    def view(self, step, buffer):
+        # NumPy slices, reshapes, transposes, broadcasts and flips are views.
+        if step.op.name in VIEWS:
+            return IMPLS[step.op.name](step)(buffer)
+        return None
+
     def run_dynamic(self, name, buffers, attrs):
         outputs = DYNAMIC[name](*[np.asarray(b) for b in buffers], *attrs)
         return [(out, out.shape, FROM_NUMPY[out.dtype]) for out in (np.asarray(o) for o in outputs)]
@@ -390,7 +399,13 @@ class CPUExecutor(Executor):
         def run(slots):
             with np.errstate(all="ignore"):
                 for fn, args, out, drop in program:
-                    slots[out] = fn(*[slots[i] for i in args])
+                    n = len(args)
+                    if n == 1:
+                        slots[out] = fn(slots[args[0]])
+                    elif n == 2:
+                        slots[out] = fn(slots[args[0]], slots[args[1]])
+                    else:
+                        slots[out] = fn(*[slots[i] for i in args])
                     for i in drop:
                         slots[i] = None
         return run

@@ -71,24 +71,27 @@ def toposort(outputs):
 
     Iterative depth-first search: a graph a million nodes deep must not reach
     Python's recursion limit. Realized nodes are returned as well (they are
-    the plan's inputs) but not descended into.
+    the plan's inputs) but not descended into. A node stays on the stack while
+    its inputs are visited and is emitted when it comes back to the top; this
+    is the hot path of every force point, so it allocates nothing per node
+    beyond the stack entry.
     """
     order = []
-    seen = set()
-    stack = [(n, False) for n in reversed(outputs)]
+    done = {}  # id -> False while expanding, True once emitted
+    stack = list(reversed(outputs))
     while stack:
-        node, expanded = stack.pop()
+        node = stack[-1]
         key = id(node)
-        if expanded:
+        state = done.get(key)
+        if state is None:
+            done[key] = False
+            if node.buffer is None:
+                for child in node.inputs:
+                    if id(child) not in done:
+                        stack.append(child)
+            continue
+        stack.pop()
+        if state is False:
+            done[key] = True
             order.append(node)
-            continue
-        if key in seen:
-            continue
-        seen.add(key)
-        stack.append((node, True))
-        if node.buffer is not None:
-            continue  # a realized node is an input, whatever history it keeps
-        for child in reversed(node.inputs):
-            if id(child) not in seen:
-                stack.append((child, False))
     return order

@@ -13,7 +13,8 @@ import numpy as np
 from .. import debug, dtypes as dt, executors
 from ..device import CPU, Device
 from ..graph.node import Node
-from ..graph.primitives import BUFFER, PRIMITIVES, broadcast_shapes
+from ..executors.base import Step
+from ..graph.primitives import BUFFER, MOVEMENT, PRIMITIVES, broadcast_shapes
 from ..scheduler.schedule import realize, run_dynamic
 from .array_object import Array
 
@@ -35,7 +36,26 @@ def wrap(node):
 def make(prim, inputs, attrs=()):
     """A node applying `prim` to input nodes (rule-inferred shape/dtype)."""
     shape, dtype = prim.rule(prim, inputs, attrs)
+    if prim.kind is MOVEMENT and len(inputs) == 1 and inputs[0].buffer is not None:
+        return movement_node(prim, inputs[0], attrs, shape, dtype)
     return Node(prim, inputs, attrs, shape, dtype, inputs[0].device)
+
+
+def movement_node(prim, node, attrs, shape, dtype):
+    """A movement node over `node`; over a realized buffer, a view taken now.
+
+    Where the executor can view a realized buffer (slice, reshape, permute,
+    broadcast, flip: no computation), the node is born realized. Indexing an
+    evaluated array then neither waits for a force point nor puts its indices
+    into plan-cache keys (element loops would miss the cache every time). The
+    node keeps its primitive and input, so autodiff still sees the slice.
+    """
+    if node.buffer is not None:
+        step = Step(prim, attrs, shape, dtype, (0,), 1)
+        buffer = executors.executor_for(node.device).view(step, node.buffer)
+        if buffer is not None:
+            return Node(prim, (node,), attrs, shape, dtype, node.device, buffer)
+    return Node(prim, (node,), attrs, shape, dtype, node.device)
 
 
 def make_multi(prim, inputs, attrs=()):
@@ -126,13 +146,13 @@ def same_device(name, nodes):
 def broadcast_node(node, shape):
     if node.shape == shape:
         return node
-    return Node(P["broadcast"], (node,), (shape,), shape, node.dtype, node.device)
+    return movement_node(P["broadcast"], node, (shape,), shape, node.dtype)
 
 
 def reshape_node(node, shape):
     if node.shape == shape:
         return node
-    return Node(P["reshape"], (node,), (shape,), shape, node.dtype, node.device)
+    return movement_node(P["reshape"], node, (shape,), shape, node.dtype)
 
 
 def normalize_axis(axis, ndim, name):

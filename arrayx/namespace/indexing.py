@@ -38,6 +38,18 @@ __all__ = ["take", "take_along_axis"]
 
 def parse_key(key, shape, name):
     """(starts, stops, steps, result shape) of a basic index into `shape`."""
+    if type(key) is int:
+        key = (key,)
+    if type(key) is tuple and len(key) <= len(shape) and all(type(k) is int for k in key):
+        # Python ints only (x[i, j], the element loops of array-agnostic code): the cheap path.
+        starts = []
+        for axis, (i, n) in enumerate(zip(key, shape)):
+            if not -n <= i < n:
+                raise IndexError(f"{name}: index {i} is out of bounds for axis {axis} with size {n}")
+            starts.append(i % n)
+        k = len(key)
+        rest = len(shape) - k
+        return (tuple(starts) + (0,) * rest, tuple(i + 1 for i in starts) + shape[k:], (1,) * len(shape), shape[k:])
     items = key if isinstance(key, tuple) else (key,)
     ellipses = sum(1 for k in items if k is Ellipsis)
     if ellipses > 1:

@@ -39,8 +39,14 @@ def _structure(order, requested):
             inputs.append(node)
             key.append((node.shape, node.dtype, node.device))
         else:
-            key.append((node.op.name, node.attrs, node.shape, node.dtype, node.device,
-                        tuple(position[id(n)] for n in node.inputs)))
+            ins = node.inputs
+            if len(ins) == 1:
+                where = (position[id(ins[0])],)
+            elif len(ins) == 2:
+                where = (position[id(ins[0])], position[id(ins[1])])
+            else:
+                where = tuple([position[id(n)] for n in ins])
+            key.append((node.op, node.attrs, node.shape, node.dtype, node.device, where))
     key.append(tuple(position[id(n)] for n in requested))
     return tuple(key), inputs
 
