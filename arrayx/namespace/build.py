@@ -41,6 +41,9 @@ def make(prim, inputs, attrs=()):
     return Node(prim, inputs, attrs, shape, dtype, inputs[0].device)
 
 
+_VIEWABLE = frozenset({"slice", "reshape", "permute", "flip"})
+
+
 def movement_node(prim, node, attrs, shape, dtype):
     """A movement node over `node`; over a realized buffer, a view taken now.
 
@@ -50,6 +53,10 @@ def movement_node(prim, node, attrs, shape, dtype):
     into plan-cache keys (element loops would miss the cache every time). The
     node keeps its primitive and input, so autodiff still sees the slice.
     """
+    if node.buffer is None and not node.inputs and prim.name in _VIEWABLE:
+        # A constant leaf (full, iota) that is sliced or reshaped is made once,
+        # so loops over its elements take views instead of a plan per index.
+        realize([node])
     if node.buffer is not None:
         step = Step(prim, attrs, shape, dtype, (0,), 1)
         buffer = executors.executor_for(node.device).view(step, node.buffer)
