@@ -36,12 +36,9 @@ def wrap(node):
 def make(prim, inputs, attrs=()):
     """A node applying `prim` to input nodes (rule-inferred shape/dtype)."""
     shape, dtype = prim.rule(prim, inputs, attrs)
-    if prim.kind is MOVEMENT and len(inputs) == 1 and inputs[0].buffer is not None:
+    if prim.kind is MOVEMENT and len(inputs) == 1:
         return movement_node(prim, inputs[0], attrs, shape, dtype)
     return Node(prim, inputs, attrs, shape, dtype, inputs[0].device)
-
-
-_VIEWABLE = frozenset({"slice", "reshape", "permute", "flip"})
 
 
 def movement_node(prim, node, attrs, shape, dtype):
@@ -53,10 +50,6 @@ def movement_node(prim, node, attrs, shape, dtype):
     into plan-cache keys (element loops would miss the cache every time). The
     node keeps its primitive and input, so autodiff still sees the slice.
     """
-    if node.buffer is None and not node.inputs and prim.name in _VIEWABLE:
-        # A constant leaf (full, iota) that is sliced or reshaped is made once,
-        # so loops over its elements take views instead of a plan per index.
-        realize([node])
     if node.buffer is not None:
         step = Step(prim, attrs, shape, dtype, (0,), 1)
         buffer = executors.executor_for(node.device).view(step, node.buffer)
