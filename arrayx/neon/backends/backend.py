@@ -637,7 +637,7 @@ class OpTreeNode(tuple):
         backend = self[1].backend
         if isinstance(backend, Backend):
             return backend.execute(self)
-        raise NotImplementedError(f"execute: {type(backend).__name__} is not a neon backend")
+        raise TypeError(f"execute: the target tensor belongs to {type(backend).__name__}, not a neon backend")
 
     def traverse(self, stack):
         """Post-order walk: appends the operands and op dicts to `stack` (a list) and returns it."""
