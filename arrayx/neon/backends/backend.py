@@ -1088,10 +1088,6 @@ class Backend:
 
     # -- products
 
-    def dot(self, a, b, out=None):
-        """Matrix product of two 2-D operands (op-tree)."""
-        return OpTreeNode.build("dot", a, b, out=out)
-
     def compound_dot(self, A, B, C, alpha=1.0, beta=0.0, relu=False, bsum=None):
         """C = alpha * A . B + beta * C (A or B may be transposed views).
 
@@ -1162,138 +1158,14 @@ class Backend:
 
     # -- element-wise (op-trees)
 
-    def add(self, a, b, out=None):
-        """a + b"""
-        return OpTreeNode.build("add", a, b, out=out)
-
-    def subtract(self, a, b, out=None):
-        """a - b"""
-        return OpTreeNode.build("sub", a, b, out=out)
-
-    def multiply(self, a, b, out=None):
-        """a * b"""
-        return OpTreeNode.build("mul", a, b, out=out)
-
-    def divide(self, a, b, out=None):
-        """a / b"""
-        return OpTreeNode.build("div", a, b, out=out)
-
-    def true_divide(self, a, b, out=None):
-        """a / b (alias of divide)"""
-        return OpTreeNode.build("div", a, b, out=out)
-
-    def power(self, a, b, out=None):
-        """a ** b"""
-        return OpTreeNode.build("pow", a, b, out=out)
-
     def reciprocal(self, a, out=None):
         """1 / a"""
         return OpTreeNode.build("div", 1., a, out=out)
-
-    def negative(self, a, out=None):
-        """-a"""
-        return OpTreeNode.build("neg", a, None, out=out)
-
-    def sgn(self, a, out=None):
-        """sign of a (-1, 0, 1)"""
-        return OpTreeNode.build("sgn", a, None, out=out)
-
-    def absolute(self, a, out=None):
-        """|a|"""
-        return OpTreeNode.build("abs", a, None, out=out)
-
-    def fabs(self, a, out=None):
-        """|a| (alias of absolute)"""
-        return OpTreeNode.build("abs", a, None, out=out)
-
-    def sqrt(self, a, out=None):
-        """square root of a"""
-        return OpTreeNode.build("sqrt", a, None, out=out)
-
-    def square(self, a, out=None):
-        """a squared"""
-        return OpTreeNode.build("sqr", a, None, out=out)
-
-    def exp(self, a, out=None):
-        """e ** a"""
-        return OpTreeNode.build("exp", a, None, out=out)
-
-    def exp2(self, a, out=None):
-        """2 ** a"""
-        return OpTreeNode.build("exp2", a, None, out=out)
-
-    def safelog(self, a, out=None):
-        """log(max(a, exp(-50))): a natural logarithm safe from underflow"""
-        return OpTreeNode.build("safelog", a, None, out=out)
-
-    def log(self, a, out=None):
-        """natural logarithm of a"""
-        return OpTreeNode.build("log", a, None, out=out)
-
-    def log2(self, a, out=None):
-        """base-2 logarithm of a"""
-        return OpTreeNode.build("log2", a, None, out=out)
-
-    def sig(self, a, out=None):
-        """logistic sigmoid 1 / (1 + exp(-a))"""
-        return OpTreeNode.build("sig", a, None, out=out)
-
-    def sig2(self, a, out=None):
-        """base-2 sigmoid 1 / (1 + 2 ** -a)"""
-        return OpTreeNode.build("sig2", a, None, out=out)
-
-    def tanh(self, a, out=None):
-        """hyperbolic tangent of a"""
-        return OpTreeNode.build("tanh", a, None, out=out)
-
-    def tanh2(self, a, out=None):
-        """base-2 hyperbolic tangent (2 ** 2a - 1) / (2 ** 2a + 1)"""
-        return OpTreeNode.build("tanh2", a, None, out=out)
-
-    def finite(self, a, out=None):
-        """1 where a is finite (not inf, not nan), else 0"""
-        return OpTreeNode.build("finite", a, None, out=out)
-
-    def rint(self, a, out=None):
-        """a rounded to the nearest integer (halves to even)"""
-        return OpTreeNode.build("rint", a, None, out=out)
 
     def binarize(self, a, stochastic=True, out=None):
         """+1 / -1: deterministic: sign (a >= 0 gives +1); stochastic: +1 with
         probability clip((a + 1) / 2, 0, 1), drawn from the backend's generator."""
         return OpTreeNode.build("binarize", a, None, stochastic=stochastic, out=out)
-
-    def equal(self, a, b, out=None):
-        """a == b (1 or 0)"""
-        return OpTreeNode.build("eq", a, b, out=out)
-
-    def not_equal(self, a, b, out=None):
-        """a != b (1 or 0)"""
-        return OpTreeNode.build("ne", a, b, out=out)
-
-    def less(self, a, b, out=None):
-        """a < b (1 or 0)"""
-        return OpTreeNode.build("lt", a, b, out=out)
-
-    def less_equal(self, a, b, out=None):
-        """a <= b (1 or 0)"""
-        return OpTreeNode.build("le", a, b, out=out)
-
-    def greater(self, a, b, out=None):
-        """a > b (1 or 0)"""
-        return OpTreeNode.build("gt", a, b, out=out)
-
-    def greater_equal(self, a, b, out=None):
-        """a >= b (1 or 0)"""
-        return OpTreeNode.build("ge", a, b, out=out)
-
-    def maximum(self, a, b, out=None):
-        """element-wise maximum"""
-        return OpTreeNode.build("maximum", a, b, out=out)
-
-    def minimum(self, a, b, out=None):
-        """element-wise minimum"""
-        return OpTreeNode.build("minimum", a, b, out=out)
 
     def shift(self, a, b, value=True, out=None):
         """a shifted by b: value=True multiplies by sign(b) * 2 ** rint(log2|b|)
@@ -1380,6 +1252,64 @@ class Backend:
     def add_fc_bias(self, inputs, bias):
         """inputs += bias (broadcast along the batch)."""
         self.add(inputs, bias, out=inputs)
+
+
+# Backend methods that are one neon op each: name -> (op, docstring). Each
+# returns the op-tree, or executes it into `out` when given.
+BINARY_OPS = {
+    "dot": ("dot", "Matrix product of two 2-D operands (op-tree)."),
+    "add": ("add", "a + b"),
+    "subtract": ("sub", "a - b"),
+    "multiply": ("mul", "a * b"),
+    "divide": ("div", "a / b"),
+    "true_divide": ("div", "a / b (alias of divide)"),
+    "power": ("pow", "a ** b"),
+    "equal": ("eq", "a == b (1 or 0)"),
+    "not_equal": ("ne", "a != b (1 or 0)"),
+    "less": ("lt", "a < b (1 or 0)"),
+    "less_equal": ("le", "a <= b (1 or 0)"),
+    "greater": ("gt", "a > b (1 or 0)"),
+    "greater_equal": ("ge", "a >= b (1 or 0)"),
+    "maximum": ("maximum", "element-wise maximum"),
+    "minimum": ("minimum", "element-wise minimum"),
+}
+UNARY_OPS = {
+    "negative": ("neg", "-a"),
+    "sgn": ("sgn", "sign of a (-1, 0, 1)"),
+    "absolute": ("abs", "|a|"),
+    "fabs": ("abs", "|a| (alias of absolute)"),
+    "sqrt": ("sqrt", "square root of a"),
+    "square": ("sqr", "a squared"),
+    "exp": ("exp", "e ** a"),
+    "exp2": ("exp2", "2 ** a"),
+    "safelog": ("safelog", "log(max(a, exp(-50))): a natural logarithm safe from underflow"),
+    "log": ("log", "natural logarithm of a"),
+    "log2": ("log2", "base-2 logarithm of a"),
+    "sig": ("sig", "logistic sigmoid 1 / (1 + exp(-a))"),
+    "sig2": ("sig2", "base-2 sigmoid 1 / (1 + 2 ** -a)"),
+    "tanh": ("tanh", "hyperbolic tangent of a"),
+    "tanh2": ("tanh2", "base-2 hyperbolic tangent (2 ** 2a - 1) / (2 ** 2a + 1)"),
+    "finite": ("finite", "1 where a is finite (not inf, not nan), else 0"),
+    "rint": ("rint", "a rounded to the nearest integer (halves to even)"),
+}
+
+
+def _op_method(name, op, doc, binary):
+    if binary:
+        def method(self, a, b, out=None):
+            return OpTreeNode.build(op, a, b, out=out)
+    else:
+        def method(self, a, out=None):
+            return OpTreeNode.build(op, a, None, out=out)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = doc
+    return method
+
+
+for _name, (_op, _doc) in BINARY_OPS.items():
+    setattr(Backend, _name, _op_method(_name, _op, _doc, True))
+for _name, (_op, _doc) in UNARY_OPS.items():
+    setattr(Backend, _name, _op_method(_name, _op, _doc, False))
 
 
 from . import _evaluate  # noqa: E402  (execute and commit use the classes above)
