@@ -16,6 +16,7 @@ from arrayx.neon import NervanaObject
 
 from . import nervanacpu, nervanagpu, nervanamkl  # noqa: F401  (they register the backends)
 from .backend import Backend, Block, OpTreeNode, Tensor  # noqa: F401
+from .autodiff import Autodiff  # noqa: F401  (neon.backends.Autodiff)
 
 logger = logging.getLogger(__name__)
 
