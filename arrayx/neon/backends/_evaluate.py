@@ -182,10 +182,9 @@ def _apply(op, left, right, ctx):
     raise TypeError("%s is not a valid operation" % name)
 
 
-def translate(backend, root, shape):
-    """The lazy arrayx value of op-tree `root` (or a tensor or number) assigned to a
-    target of `shape`, and the storages it read."""
-    ctx = _Context(backend, shape)
+def tree_value(ctx, root):
+    """The value of op-tree `root` (or a tensor or number) in `ctx`: an
+    iterative post-order walk in which repeated sub-trees are built once."""
     memo = {}
 
     def value(x):
@@ -198,21 +197,27 @@ def translate(backend, root, shape):
         return x
 
     if not isinstance(root, OpTreeNode):
-        result = value(root)
-    else:
-        work = [(root, False)]
-        while work:
-            node, ready = work.pop()
-            if id(node) in memo:
-                continue
-            if not ready:
-                work.append((node, True))
-                for child in (node[2], node[1]):
-                    if isinstance(child, OpTreeNode) and id(child) not in memo:
-                        work.append((child, False))
-                continue
-            memo[id(node)] = _apply(node[0], value(node[1]), value(node[2]), ctx)
-        result = memo[id(root)]
+        return value(root)
+    work = [(root, False)]
+    while work:
+        node, ready = work.pop()
+        if id(node) in memo:
+            continue
+        if not ready:
+            work.append((node, True))
+            for child in (node[2], node[1]):
+                if isinstance(child, OpTreeNode) and id(child) not in memo:
+                    work.append((child, False))
+            continue
+        memo[id(node)] = _apply(node[0], value(node[1]), value(node[2]), ctx)
+    return memo[id(root)]
+
+
+def translate(backend, root, shape):
+    """The lazy arrayx value of op-tree `root` (or a tensor or number) assigned to a
+    target of `shape`, and the storages it read."""
+    ctx = _Context(backend, shape)
+    result = tree_value(ctx, root)
     if not isinstance(result, xp.Array):
         result = xp.asarray(result, device=ctx.device)
     return result, list(ctx.storages.values())

@@ -88,35 +88,8 @@ class _GradContext(_evaluate._Context):
 
 
 def _translate(ctx, root):
-    """The lazy arrayx value of `root` (op-tree, tensor or number) in `ctx`
-    (iterative post-order, repeated sub-trees shared, as `_evaluate.translate`)."""
-    memo = {}
-
-    def value(x):
-        if isinstance(x, OpTreeNode):
-            return memo[id(x)]
-        if isinstance(x, Tensor):
-            return ctx.tensor(x)
-        if isinstance(x, bool):
-            return int(x)
-        return x
-
-    if not isinstance(root, OpTreeNode):
-        result = value(root)
-    else:
-        work = [(root, False)]
-        while work:
-            node, ready = work.pop()
-            if id(node) in memo:
-                continue
-            if not ready:
-                work.append((node, True))
-                for child in (node[2], node[1]):
-                    if isinstance(child, OpTreeNode) and id(child) not in memo:
-                        work.append((child, False))
-                continue
-            memo[id(node)] = _evaluate._apply(node[0], value(node[1]), value(node[2]), ctx)
-        result = memo[id(root)]
+    """The lazy arrayx value of `root` (op-tree, tensor or number) in `ctx`."""
+    result = _evaluate.tree_value(ctx, root)
     if not isinstance(result, xp.Array):
         result = ctx.array(result)
     return result

@@ -145,7 +145,74 @@ def _is_scalar(value):
 # ---------------------------------------------------------------------------
 # Tensor
 
-class Tensor:
+class _OpTreeOperators:
+    """Python operators on Tensors and op-trees build op-trees (neon's lazy
+    syntax: nothing runs until `out[:] = tree`)."""
+
+    __slots__ = ()
+
+    def __add__(self, other):
+        return OpTreeNode.build("add", self, other)
+
+    def __sub__(self, other):
+        return OpTreeNode.build("sub", self, other)
+
+    def __mul__(self, other):
+        return OpTreeNode.build("mul", self, other)
+
+    def __div__(self, other):
+        return OpTreeNode.build("div", self, other)
+
+    def __truediv__(self, other):
+        return OpTreeNode.build("div", self, other)
+
+    def __pow__(self, other):
+        return OpTreeNode.build("pow", self, other)
+
+    def __radd__(self, other):
+        return OpTreeNode.build("add", other, self)
+
+    def __rsub__(self, other):
+        return OpTreeNode.build("sub", other, self)
+
+    def __rmul__(self, other):
+        return OpTreeNode.build("mul", other, self)
+
+    def __rdiv__(self, other):
+        return OpTreeNode.build("div", other, self)
+
+    def __rtruediv__(self, other):
+        return OpTreeNode.build("div", other, self)
+
+    def __rpow__(self, other):
+        return OpTreeNode.build("pow", other, self)
+
+    def __eq__(self, other):
+        return OpTreeNode.build("eq", self, other)
+
+    def __ne__(self, other):
+        return OpTreeNode.build("ne", self, other)
+
+    def __lt__(self, other):
+        return OpTreeNode.build("lt", self, other)
+
+    def __le__(self, other):
+        return OpTreeNode.build("le", self, other)
+
+    def __gt__(self, other):
+        return OpTreeNode.build("gt", self, other)
+
+    def __ge__(self, other):
+        return OpTreeNode.build("ge", self, other)
+
+    def __abs__(self):
+        return OpTreeNode.build("abs", self, None)
+
+    def __neg__(self):
+        return OpTreeNode.build("neg", self, None)
+
+
+class Tensor(_OpTreeOperators):
     """The n-dimensional array of a neon backend (see the module docstring).
 
     Arguments:
@@ -395,68 +462,6 @@ class Tensor:
         """True when the tensor is its storage, or a reshape of it."""
         return all(op[0] == "reshape" for op in self._chain)
 
-    # -- operators: op-tree builders
-
-    def __add__(self, other):
-        return OpTreeNode.build("add", self, other)
-
-    def __sub__(self, other):
-        return OpTreeNode.build("sub", self, other)
-
-    def __mul__(self, other):
-        return OpTreeNode.build("mul", self, other)
-
-    def __div__(self, other):
-        return OpTreeNode.build("div", self, other)
-
-    def __truediv__(self, other):
-        return OpTreeNode.build("div", self, other)
-
-    def __pow__(self, other):
-        return OpTreeNode.build("pow", self, other)
-
-    def __radd__(self, other):
-        return OpTreeNode.build("add", other, self)
-
-    def __rsub__(self, other):
-        return OpTreeNode.build("sub", other, self)
-
-    def __rmul__(self, other):
-        return OpTreeNode.build("mul", other, self)
-
-    def __rdiv__(self, other):
-        return OpTreeNode.build("div", other, self)
-
-    def __rtruediv__(self, other):
-        return OpTreeNode.build("div", other, self)
-
-    def __rpow__(self, other):
-        return OpTreeNode.build("pow", other, self)
-
-    def __eq__(self, other):
-        return OpTreeNode.build("eq", self, other)
-
-    def __ne__(self, other):
-        return OpTreeNode.build("ne", self, other)
-
-    def __lt__(self, other):
-        return OpTreeNode.build("lt", self, other)
-
-    def __le__(self, other):
-        return OpTreeNode.build("le", self, other)
-
-    def __gt__(self, other):
-        return OpTreeNode.build("gt", self, other)
-
-    def __ge__(self, other):
-        return OpTreeNode.build("ge", self, other)
-
-    def __abs__(self):
-        return OpTreeNode.build("abs", self, None)
-
-    def __neg__(self):
-        return OpTreeNode.build("neg", self, None)
-
 
 # ---------------------------------------------------------------------------
 # OpTreeNode
@@ -510,7 +515,7 @@ def _broadcast_shape(op, a_shape, b_shape):
     return tuple(out)
 
 
-class OpTreeNode(tuple):
+class OpTreeNode(_OpTreeOperators, tuple):
     """An op-tree: a tuple `(op_dict, left, right)`.
 
     `op_dict` holds the operation ('op'), the output shape ('shape') and the
@@ -730,68 +735,6 @@ class OpTreeNode(tuple):
         buf = be.empty(self.shape)
         buf[:] = self
         return buf
-
-    # -- operators
-
-    def __add__(self, other):
-        return self.build("add", self, other)
-
-    def __sub__(self, other):
-        return self.build("sub", self, other)
-
-    def __mul__(self, other):
-        return self.build("mul", self, other)
-
-    def __div__(self, other):
-        return self.build("div", self, other)
-
-    def __truediv__(self, other):
-        return self.build("div", self, other)
-
-    def __pow__(self, other):
-        return self.build("pow", self, other)
-
-    def __radd__(self, other):
-        return self.build("add", other, self)
-
-    def __rsub__(self, other):
-        return self.build("sub", other, self)
-
-    def __rmul__(self, other):
-        return self.build("mul", other, self)
-
-    def __rdiv__(self, other):
-        return self.build("div", other, self)
-
-    def __rtruediv__(self, other):
-        return self.build("div", other, self)
-
-    def __rpow__(self, other):
-        return self.build("pow", other, self)
-
-    def __eq__(self, other):
-        return self.build("eq", self, other)
-
-    def __ne__(self, other):
-        return self.build("ne", self, other)
-
-    def __lt__(self, other):
-        return self.build("lt", self, other)
-
-    def __le__(self, other):
-        return self.build("le", self, other)
-
-    def __gt__(self, other):
-        return self.build("gt", self, other)
-
-    def __ge__(self, other):
-        return self.build("ge", self, other)
-
-    def __abs__(self):
-        return self.build("abs", self, None)
-
-    def __neg__(self):
-        return self.build("neg", self, None)
 
     __hash__ = None
 
