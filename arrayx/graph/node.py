@@ -5,6 +5,11 @@ from contextlib import contextmanager
 _retaining = 0
 
 
+def retaining():
+    """True inside a `retain_history()` scope."""
+    return _retaining > 0
+
+
 @contextmanager
 def retain_history():
     """Within this scope realized nodes keep their primitive and inputs.
@@ -28,11 +33,15 @@ class Node:
     `shape`, `dtype` and `device` are inferred when the node is built. A
     realized node has its executor `buffer` set, `op` set to the `buffer`
     primitive and no inputs, so the intermediates it was computed from can be
-    freed (inside `retain_history()` it keeps them, for autodiff). `depth` is the longest chain of unrealized nodes below this one; the
-    namespace realizes a node whose depth passes a threshold.
+    freed (inside `retain_history()` it keeps them, for autodiff). `depth` is
+    the longest chain of unrealized nodes below this one; the namespace
+    realizes a node whose depth passes a threshold. `computed` records whether
+    a force point already computed this node without keeping it (the
+    scheduler keeps it the second time, see `scheduler.schedule`).
     """
 
-    __slots__ = ("op", "inputs", "attrs", "shape", "dtype", "device", "buffer", "depth", "__weakref__")
+    __slots__ = ("op", "inputs", "attrs", "shape", "dtype", "device", "buffer", "depth", "computed",
+                 "__weakref__")
 
     def __init__(self, op, inputs, attrs, shape, dtype, device, buffer=None):
         self.op = op
@@ -42,6 +51,7 @@ class Node:
         self.dtype = dtype
         self.device = device
         self.buffer = buffer
+        self.computed = 0
         depth = 0
         if buffer is None:
             for n in inputs:

@@ -5,6 +5,13 @@ structure up in the plan cache (primitives, attributes, shapes, dtypes,
 devices, and which nodes are inputs), builds and compiles a plan on a miss, runs
 it, and turns the requested nodes into realized leaves.
 
+An intermediate that a second force point needs again (it was computed before
+and still is not realized) is kept this time: it becomes a realized leaf as if
+it had been forced too. Without that, `float(r[i])` for every `i` of a lazy
+`r` recomputes all of `r` once per element. Nodes computed inside
+`retain_history()` are pinned instead: autodiff walks their history again
+(each call of a `vjp` function), so they are never turned into leaves.
+
 A plan is a list of segments, each a run of steps compiled by one executor. A
 step whose primitive the device's executor does not support runs on the CPU
 executor; the plan transfers its inputs there and its result back.
@@ -12,7 +19,7 @@ executor; the plan transfers its inputs there and its result back.
 
 from .. import debug, executors
 from ..executors.base import Step
-from ..graph.node import Node, toposort
+from ..graph.node import Node, retaining, toposort
 from ..graph.primitives import EVALUATED
 
 PLAN_CACHE_SIZE = 4096
@@ -132,6 +139,31 @@ def _compile(segments, outputs):
     return compiled
 
 
+# Node.computed: never computed, computed once outside retain_history, pinned.
+_NEVER, _ONCE, _PINNED = 0, 1, 2
+
+
+def _recomputed(order, seen):
+    """Nodes of `order` that an earlier force point computed and that feed a
+    node computed for the first time: the boundary where work would repeat."""
+    if retaining():
+        for node in order:
+            if node.buffer is None:
+                node.computed = _PINNED
+        return []
+    again = []
+    for node in order:
+        if node.buffer is None and node.computed == _NEVER:
+            for n in node.inputs:
+                if n.computed == _ONCE and n.buffer is None and id(n) not in seen:
+                    seen.add(id(n))
+                    again.append(n)
+    for node in order:
+        if node.buffer is None and node.computed == _NEVER:
+            node.computed = _ONCE
+    return again
+
+
 def realize(nodes):
     """Compute the buffers of `nodes` (a force point)."""
     requested = []
@@ -143,6 +175,7 @@ def realize(nodes):
     if not requested:
         return
     order = toposort(requested)
+    requested += _recomputed(order, seen)
     key, inputs = _structure(order, requested)
     plan = _plans.get(key)
     if plan is None:
