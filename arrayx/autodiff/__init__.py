@@ -5,7 +5,8 @@
 is evaluated, and differentiate the result. `gradients(output, wrt)` works on
 arrays you already hold, as neon's Autodiff did on op-trees: the graph between
 `wrt` and `output` must not have been evaluated outside such a scope (a force
-point frees a node's history).
+point frees the history of the nodes it returns, and of intermediates it
+computes for the second time).
 
 Differentiation needs real floating-point inputs. Gradients are arrays built
 from graph nodes, so they evaluate lazily and can be differentiated again.
