@@ -381,44 +381,66 @@ def _conv_update(layer, I5, E5):
     return xp.reshape(xp.matmul(cols, xp.matrix_transpose(E2)), layer.dimF)
 
 
+def _epilogue(result, X, bias, relu, brelu, slope, name):
+    """neon's compounding after ``alpha``/``beta``: ``+ bias`` (one value per
+    map of the leading axis), then ``relu`` (``max(x, 0) + slope*min(x, 0)``)
+    or ``brelu`` (``x * ((X > 0) + slope*(X < 0))``, the relu derivative at
+    X)."""
+    maps = result.shape[0]
+    if bias is not None:
+        b = _shaped(bias, (maps, 1), name, "bias")
+        result = result + xp.reshape(b, (maps,) + (1,) * (result.ndim - 1))
+    if relu:
+        if slope:
+            result = xp.maximum(result, 0.0) + slope * xp.minimum(result, 0.0)
+        else:
+            result = xp.maximum(result, 0.0)
+    elif brelu:
+        if X is None or isinstance(X, (tuple, list)):
+            raise ValueError("%s: brelu needs the values of X (or of the output) as an array" % name)
+        X = _shaped(X, tuple(result.shape), name, "X")
+        mask = xp.astype(X > 0, result.dtype)
+        if slope:
+            mask = mask + slope * xp.astype(X < 0, result.dtype)
+        result = result * mask
+    return result
+
+
 def fprop_conv(layer, I, F, O=None, alpha=1.0, relu=False, repeat=1,
-               beta=0.0, X=None, bias=None, slope=0.0):
+               beta=0.0, X=None, bias=None, slope=0.0, brelu=False):
     """Convolution forward: ``O[k,m,p,q,n] = sum_{c,t,r,s} F[c,t,r,s,k] *
     I[c, m*sd - pd + t*dd, p*sh - ph + r*dh, q*sw - pw + s*dw, n]`` (zero
     outside I).
 
     I: ``dimI`` (or ``dimI2``); F: ``dimF`` (or ``dimF2``). Returns
     ``alpha*conv + beta*X`` (X defaults to O's values), then ``+ bias``
-    (shape (K, 1)), then ``relu`` (``max(O, 0) + slope*min(O, 0)``), in O's
+    (shape (K, 1)), then ``relu`` or ``brelu`` (see ``_epilogue``), in O's
     shape (``dimO`` when O is None)."""
     name = "fprop_conv"
     I5 = _shaped(I, layer.dimI, name, "I")
     F5 = _shaped(F, layer.dimF, name, "F")
     result = _conv_forward(layer, I5, F5)
-    result = _combine(result, alpha, beta, O if X is None else X, name, "O" if X is None else "X")
-    if bias is not None:
-        b = _shaped(bias, (layer.K, 1), name, "bias")
-        result = result + xp.reshape(b, (layer.K, 1, 1, 1, 1))
-    if relu:
-        if slope:
-            result = xp.maximum(result, 0.0) + slope * xp.minimum(result, 0.0)
-        else:
-            result = xp.maximum(result, 0.0)
+    base = O if X is None else X
+    result = _combine(result, alpha, beta, base, name, "O" if X is None else "X")
+    result = _epilogue(result, base, bias, relu, brelu, slope, name)
     return _shape_like(result, O, name, "O")
 
 
-def bprop_conv(layer, F, E, grad_I=None, alpha=1.0, repeat=1, beta=0.0, X=None):
+def bprop_conv(layer, F, E, grad_I=None, alpha=1.0, repeat=1, beta=0.0, X=None,
+               bias=None, relu=False, brelu=False, slope=0.0):
     """Convolution backward, the gradient wrt the input (the transpose of
     fprop_conv as a linear map of I).
 
     F: ``dimF``; E: ``dimO`` (or ``dimO2``). Returns ``alpha*grad + beta*X``
-    (X defaults to grad_I's values) in grad_I's shape (``dimI`` when None)."""
+    (X defaults to grad_I's values), then neon's bias/relu/brelu compounding
+    (bias of shape (C, 1)), in grad_I's shape (``dimI`` when None)."""
     name = "bprop_conv"
     F5 = _shaped(F, layer.dimF, name, "F")
     E5 = _shaped(E, layer.dimO, name, "E")
     result = _conv_backward(layer, E5, F5)
-    result = _combine(result, alpha, beta, grad_I if X is None else X, name,
-                      "grad_I" if X is None else "X")
+    base = grad_I if X is None else X
+    result = _combine(result, alpha, beta, base, name, "grad_I" if X is None else "X")
+    result = _epilogue(result, base, bias, relu, brelu, slope, name)
     return _shape_like(result, grad_I, name, "grad_I")
 
 
