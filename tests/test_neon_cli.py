@@ -37,6 +37,46 @@ LEGACY_SCRIPT = textwrap.dedent("""
 """)
 
 
+# A custom layer as neon users wrote them: conv + max-pool kernels from the
+# backend, a cost's gradient from Autodiff, checked inside the script against
+# NumPy (float32 sums of 9 products: 1e-5).
+CUSTOM_LAYER_SCRIPT = textwrap.dedent("""
+    import numpy as np
+    from neon import NervanaObject
+    from neon.backends import gen_backend, Autodiff
+
+    class TinyConv(NervanaObject):
+        def __init__(self, N, C, K, H, W):
+            self.layer = self.be.conv_layer(np.float32, N, C, K, H=H, W=W, R=3, S=3, pad_h=1, pad_w=1)
+            self.pool = self.be.pool_layer(np.float32, "max", N, K, H=H, W=W, R=2, S=2)
+            self.W = self.be.array(np.random.RandomState(0).uniform(-1, 1, self.layer.dimF2))
+
+        def fprop(self, x):
+            out = self.be.iobuf(self.layer.dimO2[0])
+            self.be.fprop_conv(self.layer, x, self.W, out)
+            pooled = self.be.iobuf(self.pool.dimO2[0])
+            self.be.fprop_pool(self.pool, out, pooled)
+            return out, pooled
+
+    be = gen_backend("cpu", batch_size=2)
+    layer = TinyConv(2, 1, 2, 4, 4)
+    x_np = np.random.RandomState(1).uniform(-1, 1, (16, 2)).astype(np.float32)
+    out, pooled = layer.fprop(be.array(x_np))
+
+    I = np.pad(x_np.reshape(4, 4, 2), ((1, 1), (1, 1), (0, 0)))
+    F = layer.W.get().reshape(3, 3, 2)
+    ref = np.einsum("rsk,pqrsn->kpqn", F, np.lib.stride_tricks.sliding_window_view(I, (3, 3), axis=(0, 1))
+                    .transpose(0, 1, 3, 4, 2))
+    pooled_ref = ref.reshape(2, 2, 2, 2, 2, 2).max(axis=(2, 4))
+    print("conv", np.abs(out.get() - ref.reshape(32, 2)).max() < 1e-5)
+    print("pool", np.abs(pooled.get() - pooled_ref.reshape(8, 2)).max() < 1e-5)
+
+    cost = be.sum(out * out, axis=None)
+    grad_W, = Autodiff(cost, be, next_error=None).get_grad_asnumpyarray([out])
+    print("grad", np.allclose(grad_W, 2 * out.get()))
+""")
+
+
 def run(args, cwd):
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     return subprocess.run([sys.executable, "-m", "arrayx.neon", *args], cwd=cwd, env=env,
@@ -53,6 +93,14 @@ def test_legacy_script_runs_unmodified(tmp_path):
     assert lines[1] == "[[2.0, 2.0], [2.0, 2.0]]"
     assert lines[2] == "[[6.0, 6.0, 0.0, 0.0], [10.0, 10.0, 0.0, 0.0], [14.0, 14.0, 0.0, 0.0]]"
     assert lines[3] == "argv ['--epochs', '3'] __main__"
+
+
+def test_custom_layer_script_runs(tmp_path):
+    script = tmp_path / "custom_layer.py"
+    script.write_text(CUSTOM_LAYER_SCRIPT)
+    result = run([str(script)], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["conv True", "pool True", "grad True"]
 
 
 def test_legacy_module_runs_with_dash_m(tmp_path):
