@@ -5,6 +5,7 @@ reshape and matmul, so every contraction runs as one matrix product (BLAS for
 floating dtypes) instead of a broadcast product followed by a sum.
 """
 
+import math
 import operator
 
 from .. import dtypes as dt
@@ -37,13 +38,6 @@ def matrix_transpose(x, /):
         raise ValueError(f"matrix_transpose: x must have at least 2 dimensions, got shape {node.shape}")
     axes = tuple(range(ndim - 2)) + (ndim - 1, ndim - 2)
     return wrap(make(P["permute"], (node,), (axes,)))
-
-
-def _prod(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def permute_node(node, axes):
@@ -118,11 +112,11 @@ def tensordot(x1, x2, /, *, axes=2):
                              f"(size {s2[b]}) differ; contracted axes are not broadcast")
     free1 = [a for a in range(len(s1)) if a not in first]
     free2 = [b for b in range(len(s2)) if b not in second]
-    k = _prod(s1[a] for a in first)
+    k = math.prod(s1[a] for a in first)
     shape1, shape2 = tuple(s1[a] for a in free1), tuple(s2[b] for b in free2)
     # One matrix product: x1 as (free1, contracted), x2 as (contracted, free2).
-    m1 = reshape_node(permute_node(n1, free1 + first), (_prod(shape1), k))
-    m2 = reshape_node(permute_node(n2, second + free2), (k, _prod(shape2)))
+    m1 = reshape_node(permute_node(n1, free1 + first), (math.prod(shape1), k))
+    m2 = reshape_node(permute_node(n2, second + free2), (k, math.prod(shape2)))
     return wrap(reshape_node(make(P["matmul"], (m1, m2)), shape1 + shape2))
 
 

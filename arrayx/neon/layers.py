@@ -66,10 +66,6 @@ def output_dim(X, S, padding, strides, pooling=False, dilation=1, caffe_compat=F
     return size
 
 
-def _prod(values):
-    return math.prod(values)
-
-
 class ConvLayer:
     """ConvLayer parameter object (what ``conv_layer`` returns).
 
@@ -104,13 +100,13 @@ class ConvLayer:
         self.dimF = (C,) + self.TRS + (K,)
         self.dimO = (K,) + self.MPQ + (N,)
         self.dimS = (K, 1)
-        self.dimI2 = (C * _prod(self.DHW), N)
-        self.dimF2 = (C * _prod(self.TRS), K)
-        self.dimO2 = (K * _prod(self.MPQ), N)
-        self.sizeI = _prod(self.dimI)
-        self.sizeF = _prod(self.dimF)
-        self.sizeO = _prod(self.dimO)
-        self.nOut = _prod(self.MPQ) * K
+        self.dimI2 = (C * math.prod(self.DHW), N)
+        self.dimF2 = (C * math.prod(self.TRS), K)
+        self.dimO2 = (K * math.prod(self.MPQ), N)
+        self.sizeI = math.prod(self.dimI)
+        self.sizeF = math.prod(self.dimF)
+        self.sizeO = math.prod(self.dimO)
+        self.nOut = math.prod(self.MPQ) * K
 
     def __repr__(self):
         return ("%s(N=%d, C=%d, K=%d, DHW=%s, TRS=%s, MPQ=%s, padding=%s, strides=%s, dilation=%s)"
@@ -142,7 +138,7 @@ class DeconvLayer(ConvLayer):
         self.relu, self.bsum = False, False
         self._finish()
         # neon's nOut for deconv counts the output image (C x D x H x W)
-        self.nOut = _prod(self.DHW) * C
+        self.nOut = math.prod(self.DHW) * C
         self.padding = (pad_d, pad_h, pad_w)
         self.strides = (str_d, str_h, str_w)
         self.dilation = (dil_d, dil_h, dil_w)
@@ -190,9 +186,9 @@ class PoolLayer:
         self.dimF2 = None
         self.dimI2 = (C * D * H * W, N)
         self.dimO2 = (self.K * self.M * self.P * self.Q, N)
-        self.sizeI = _prod(self.dimI)
-        self.sizeO = _prod(self.dimO)
-        self.nOut = _prod(self.MPQ) * self.K
+        self.sizeI = math.prod(self.dimI)
+        self.sizeO = math.prod(self.dimO)
+        self.nOut = math.prod(self.MPQ) * self.K
 
     def __repr__(self):
         return ("PoolLayer(op=%r, N=%d, C=%d, DHW=%s, JTRS=%s, KMPQ=%s, padding=%s, strides=%s)"
@@ -250,7 +246,7 @@ def _shaped(x, shape, name, argname):
     x = _as_array(x, name, argname)
     if tuple(x.shape) == tuple(shape):
         return x
-    if _prod(x.shape) != _prod(shape):
+    if math.prod(x.shape) != math.prod(shape):
         raise ValueError("%s: %s has shape %s; expected %s (or a shape of the same size)"
                          % (name, argname, tuple(x.shape), tuple(shape)))
     return xp.reshape(x, tuple(shape))
@@ -274,7 +270,7 @@ def _shape_like(result, out, name, argname):
         return result
     dim = tuple(result.shape)
     shape = tuple(out) if isinstance(out, (tuple, list)) else tuple(_as_array(out, name, argname).shape)
-    if _prod(shape) != _prod(dim):
+    if math.prod(shape) != math.prod(dim):
         raise ValueError("%s: %s has shape %s, which does not hold a result of shape %s"
                          % (name, argname, shape, dim))
     return xp.reshape(result, shape) if shape != dim else result
@@ -338,12 +334,12 @@ def _conv_columns(layer, I5):
                              layer.padding)
     X = _pad(I5, 1, lo, hi, 0)
     cols = _im2col(X, 1, layer.MPQ, layer.TRS, layer.strides, layer.dilation)
-    return xp.reshape(cols, (C * _prod(layer.TRS), _prod(layer.MPQ) * N))
+    return xp.reshape(cols, (C * math.prod(layer.TRS), math.prod(layer.MPQ) * N))
 
 
 def _conv_forward(layer, I5, F5):
     cols = _conv_columns(layer, I5)
-    F2 = xp.reshape(F5, (layer.C * _prod(layer.TRS), layer.K))
+    F2 = xp.reshape(F5, (layer.C * math.prod(layer.TRS), layer.K))
     return xp.reshape(xp.matmul(xp.matrix_transpose(F2), cols), layer.dimO)
 
 
@@ -369,15 +365,15 @@ def _conv_backward(layer, E5, F5):
     ekey.append(slice(None))
     G[tuple(gkey)] = E5[tuple(ekey)]
     cols = _im2col(G, 1, layer.DHW, T, (1, 1, 1), dil)
-    cols = xp.reshape(cols, (K * _prod(T), _prod(layer.DHW) * N))
+    cols = xp.reshape(cols, (K * math.prod(T), math.prod(layer.DHW) * N))
     Ff = xp.flip(F5, axis=(1, 2, 3))                          # (C, T, R, S, K), mirrored
-    Ff = xp.reshape(xp.permute_dims(Ff, (4, 1, 2, 3, 0)), (K * _prod(T), C))
+    Ff = xp.reshape(xp.permute_dims(Ff, (4, 1, 2, 3, 0)), (K * math.prod(T), C))
     return xp.reshape(xp.matmul(xp.matrix_transpose(Ff), cols), layer.dimI)
 
 
 def _conv_update(layer, I5, E5):
     cols = _conv_columns(layer, I5)
-    E2 = xp.reshape(E5, (layer.K, _prod(layer.MPQ) * layer.N))
+    E2 = xp.reshape(E5, (layer.K, math.prod(layer.MPQ) * layer.N))
     return xp.reshape(xp.matmul(cols, xp.matrix_transpose(E2)), layer.dimF)
 
 

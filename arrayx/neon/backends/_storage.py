@@ -58,14 +58,6 @@ def _slice_key(triples):
     return tuple(_slice_object(t) for t in triples)
 
 
-def product(shape):
-    """The number of elements of `shape`."""
-    n = 1
-    for d in shape:
-        n *= d
-    return n
-
-
 def op_shape(op, shape):
     """The shape a view operation gives an array of `shape`."""
     kind = op[0]

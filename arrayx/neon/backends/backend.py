@@ -17,6 +17,7 @@ CPU, MKL and GPU classes choose the device and the Tensor class.
 """
 
 import logging
+import math
 import numbers
 
 import numpy as np
@@ -133,7 +134,7 @@ def _fit(array, shape, where):
         return xp.broadcast_to(array, shape)
     except ValueError:
         pass
-    if st.product(array.shape) == st.product(shape):
+    if math.prod(array.shape) == math.prod(shape):
         return xp.reshape(array, shape)
     raise ValueError(f"{where}: a value of shape {array.shape} cannot be assigned to a tensor of shape {shape}")
 
@@ -256,7 +257,7 @@ class Tensor(_OpTreeOperators):
         self.name = name
         self.persist_values = persist_values
         self.base = base
-        self.size = st.product(self.shape)
+        self.size = math.prod(self.shape)
 
     @classmethod
     def _wrap(cls, backend, array, npdt, name=None, persist_values=True, base=None):
@@ -418,16 +419,16 @@ class Tensor(_OpTreeOperators):
             return self
         unknown = [i for i, d in enumerate(shape) if d == -1]
         if len(unknown) == 1:
-            known = st.product(d for d in shape if d != -1)
+            known = math.prod(d for d in shape if d != -1)
             if known and self.size % known == 0:
                 shape = tuple(self.size // known if d == -1 else d for d in shape)
         while len(shape) < self._min_dims:
             shape = shape + (1,)
-        if any(d < 0 for d in shape) or st.product(shape) != self.size:
+        if any(d < 0 for d in shape) or math.prod(shape) != self.size:
             raise ValueError(
                 "The total size of a reshaped tensor must be the same as its existing size. Tensor is currently "
                 "shape {} and size {}. Attempted to reshape to {} which would be size {}.".format(
-                    self.shape, self.size, shape, st.product(shape)))
+                    self.shape, self.size, shape, math.prod(shape)))
         if shape == self.shape:
             return self
         return self._view([("reshape", shape)])
@@ -452,7 +453,7 @@ class Tensor(_OpTreeOperators):
         """A view of the first prod(shape) elements (C order) with `shape`, for sharing
         temporary memory; `dtype` is ignored, as in neon."""
         shape = _normalize_shape(shape, "share")
-        size = st.product(shape)
+        size = math.prod(shape)
         if size > self.size:
             raise ValueError("total size of new array must <= size of parent")
         return self._view([("share", size, shape)], name=name)
@@ -1033,13 +1034,7 @@ class Backend:
                 and B.shape[1] == C.shape[1] and A.shape[1] == B.shape[0]):
             raise ValueError(f"compound_dot: shapes do not match: A {A.shape}, B {B.shape}, C {C.shape}")
         product = xp.matmul(A._read(), B._read())
-        if alpha != 1.0:
-            product = product * float(alpha)
-        if relu:
-            product = xp.maximum(product, 0.0)
-        if beta != 0:
-            product = product + C._read() * float(beta)
-        _evaluate.commit(C, product, (A, B, C))
+        _evaluate.commit(C, _dot_epilogue(product, alpha, relu, beta, C), (A, B, C))
         if bsum is not None:
             self.sum(C, axis=1, out=bsum)
         return C
@@ -1068,13 +1063,7 @@ class Backend:
             product = xp.sum(product, axis=0)
         elif dimc and not (dima or dimb):
             raise ValueError("batched_dot: a 3-D C needs a 3-D operand")
-        if alpha != 1.0:
-            product = product * float(alpha)
-        if relu:
-            product = xp.maximum(product, 0.0)
-        if beta != 0:
-            product = product + C._read() * float(beta)
-        _evaluate.commit(C, product, (A, B, C))
+        _evaluate.commit(C, _dot_epilogue(product, alpha, relu, beta, C), (A, B, C))
         return C
 
     def xnor_compound_dot(self, A, B, C, beta=0.0, bsum=None):
@@ -1441,6 +1430,17 @@ class Backend:
         _commit_all([(dW, result)], (inputs, error, error_t))
 
 
+def _dot_epilogue(product, alpha, relu, beta, C):
+    """neon's compounding of a product into C: relu(alpha * product) + beta * C."""
+    if alpha != 1.0:
+        product = product * float(alpha)
+    if relu:
+        product = xp.maximum(product, 0.0)
+    if beta != 0:
+        product = product + C._read() * float(beta)
+    return product
+
+
 # ---------------------------------------------------------------------------
 # helpers of the layer-kernel methods
 
@@ -1478,7 +1478,7 @@ def _tensor_list(where, argname, value):
 
 def _map_sums(array, maps, shape, where, argname):
     """`array` summed over all but its leading `maps` axis, as (maps, 1) (neon's bsum)."""
-    if st.product(shape) != maps:
+    if math.prod(shape) != maps:
         raise ValueError(f"{where}: {argname} has shape {shape}; it needs {maps} elements (one per map)")
     return xp.sum(xp.reshape(array, (maps, -1)), axis=1, keepdims=True)
 
@@ -1505,7 +1505,7 @@ def _flat_indices(tensors):
         if base is None:
             shape = t._storage.array.shape
             base = bases[id(t._storage)] = st.Storage(
-                xp.reshape(xp.arange(st.product(shape), dtype=xp.int64, device=t._device), shape))
+                xp.reshape(xp.arange(math.prod(shape), dtype=xp.int64, device=t._device), shape))
         arrays.append(st.read(base, t._chain))
     xp.eval(*arrays)
     return [np.asarray(a).reshape(-1) for a in arrays]
@@ -1523,7 +1523,7 @@ def _step_aliases(where, stepname, steps, named_lists):
         step_of.setdefault((id(t._storage), idx.tobytes()), j)
         mask = covered.get(id(t._storage))
         if mask is None:
-            mask = covered[id(t._storage)] = np.zeros(st.product(t._storage.array.shape), dtype=bool)
+            mask = covered[id(t._storage)] = np.zeros(math.prod(t._storage.array.shape), dtype=bool)
         mask[idx] = True
     results, pos = [], len(steps)
     for argname, ts in named_lists:
