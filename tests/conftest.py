@@ -7,8 +7,18 @@ Select one explicitly with HYPOTHESIS_PROFILE.
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("ci", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+@pytest.fixture
+def be():
+    """The neon shim's CPU backend (float32, seeded), cleaned up after the test."""
+    from arrayx.neon.backends import cleanup_backend, gen_backend
+    backend = gen_backend('cpu', rng_seed=0)
+    yield backend
+    cleanup_backend()

@@ -14,13 +14,6 @@ from arrayx.neon.backends.nervanagpu import GPUTensor
 from arrayx.neon.backends.nervanamkl import NervanaMKL
 
 
-@pytest.fixture
-def be():
-    backend = gen_backend('cpu', rng_seed=0)
-    yield backend
-    cleanup_backend()
-
-
 RNG = np.random.default_rng(7)
 A = RNG.uniform(-2, 2, (4, 5)).astype(np.float32)
 B = RNG.uniform(0.5, 2, (4, 5)).astype(np.float32)

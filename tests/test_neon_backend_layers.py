@@ -22,19 +22,10 @@ import numpy as np
 import pytest
 
 from arrayx.neon import NervanaObject
-from arrayx.neon import layers as L
-from arrayx.neon.backends import cleanup_backend, gen_backend
 from test_neon_layers import (FLOAT32, FLOAT64, neon_bprop_numpy, neon_fprop_numpy, ref_bprop_conv,
                               ref_bprop_pool, ref_fprop_conv, ref_fprop_pool, ref_update_conv)
 
 POOL_TOL = dict(rtol=1e-6, atol=1e-6)   # max is exact; avg is one division away
-
-
-@pytest.fixture
-def be():
-    backend = gen_backend('cpu', rng_seed=0)
-    yield backend
-    cleanup_backend()
 
 
 def _rand(rng, shape, dtype=np.float32):

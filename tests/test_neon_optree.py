@@ -5,16 +5,7 @@ import numpy as np
 import pytest
 
 import arrayx as xp
-from arrayx.neon import NervanaObject
-from arrayx.neon.backends import gen_backend
 from arrayx.neon.backends.backend import OpCollection, OpTreeNode, Tensor
-
-
-@pytest.fixture
-def be():
-    backend = gen_backend('cpu', rng_seed=0)
-    yield backend
-    NervanaObject.be = None
 
 
 def test_printing(be):

@@ -1,21 +1,13 @@
 """The examples of seed 001 (neon's backend guide), run on arrayx.neon with
 Python 3's print, checked against what the seed shows and against NumPy.
 
-The Autodiff parts are left out (Autodiff is a later step of the shim)."""
+The seed's Autodiff examples are in test_neon_autodiff.py."""
 
 import numpy as np
-import pytest
 
 from arrayx.neon import NervanaObject
 from arrayx.neon.backends import gen_backend
 from arrayx.neon.backends.backend import OpTreeNode, Tensor
-
-
-@pytest.fixture
-def be():
-    backend = gen_backend('cpu', rng_seed=0)
-    yield backend
-    NervanaObject.be = None
 
 
 def test_minimal_example_prints_what_the_seed_shows(capsys):

@@ -5,17 +5,9 @@ import numpy as np
 import pytest
 
 import arrayx as xp
-from arrayx.neon import NervanaObject
 from arrayx.neon.backends import gen_backend
 from arrayx.neon.backends.backend import OpTreeNode, Tensor
 from arrayx.neon.backends.nervanacpu import CPUTensor
-
-
-@pytest.fixture
-def be():
-    backend = gen_backend('cpu', rng_seed=0)
-    yield backend
-    NervanaObject.be = None
 
 
 def host(shape, start=0):
