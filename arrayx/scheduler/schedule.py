@@ -145,22 +145,22 @@ _NEVER, _ONCE, _PINNED = 0, 1, 2
 
 def _recomputed(order, seen):
     """Nodes of `order` that an earlier force point computed and that feed a
-    node computed for the first time: the boundary where work would repeat."""
+    node computed for the first time: the boundary where work would repeat.
+    Users come before their inputs in reversed(order), so each input's flag is
+    read before this force point sets it."""
     if retaining():
         for node in order:
             if node.buffer is None:
                 node.computed = _PINNED
         return []
     again = []
-    for node in order:
+    for node in reversed(order):
         if node.buffer is None and node.computed == _NEVER:
+            node.computed = _ONCE
             for n in node.inputs:
                 if n.computed == _ONCE and n.buffer is None and id(n) not in seen:
                     seen.add(id(n))
                     again.append(n)
-    for node in order:
-        if node.buffer is None and node.computed == _NEVER:
-            node.computed = _ONCE
     return again
 
 
