@@ -7,8 +7,9 @@ import pytest
 import arrayx as xp
 from arrayx import executors
 from arrayx.device import Device
-from arrayx.executors.base import Executor
-from arrayx.executors.cpu import CPUExecutor
+from arrayx.executors.base import Executor, Step
+from arrayx.executors.cpu import CPUExecutor, _reused_buffers
+from arrayx.graph.primitives import PRIMITIVES
 
 
 class Box:
@@ -138,3 +139,50 @@ def test_unknown_device_is_a_value_error_naming_the_function():
 def test_devices_are_interned():
     assert Device("cpu") is xp.asarray(1.0).device
     assert repr(Device("cpu")) == "Device('cpu')"
+
+
+# -- the CPU executor writes results into dying temporaries (NumPy's elision)
+
+def _np_values(*arrays):
+    return [np.asarray(a).copy() for a in arrays]
+
+
+def test_temporaries_are_overwritten_only_when_nothing_else_sees_them():
+    a = np.linspace(-2.0, 2.0, 12)
+    x = xp.asarray(a)
+    y = x * 2.0
+    view = y[1:]                 # a view of y's buffer is a result: y must stay intact
+    flipped = xp.flip(y)
+    z = y + 1.0                  # y dies here, but its buffer is seen by the views
+    w = 1.0 - xp.exp(z)          # exp(z) dies as subtract's second argument: reused
+    sq = xp.exp(x) * xp.exp(x)   # two fresh arrays, one written into
+    xp.eval(view, flipped, w, sq)
+    np.testing.assert_array_equal(np.asarray(view), (a * 2.0)[1:])
+    np.testing.assert_array_equal(np.asarray(flipped), (a * 2.0)[::-1])
+    np.testing.assert_array_equal(np.asarray(w), 1.0 - np.exp(a * 2.0 + 1.0))
+    np.testing.assert_array_equal(np.asarray(sq), np.exp(a) * np.exp(a))
+    np.testing.assert_array_equal(np.asarray(x), a)      # plan inputs are never written
+
+
+def test_inputs_and_cached_scalars_are_never_written():
+    a = np.arange(6.0)
+    x = xp.asarray(a)
+    for _ in range(3):
+        r = (x + 1.0) * 2.0 - 1.0
+        np.testing.assert_array_equal(np.asarray(r), (a + 1.0) * 2.0 - 1.0)
+    np.testing.assert_array_equal(np.asarray(x), a)
+    np.testing.assert_array_equal(np.asarray(x + 1.0), a + 1.0)   # the scalar 1.0 is a shared buffer
+
+
+def test_reuse_needs_same_shape_and_dtype():
+    P = PRIMITIVES
+    f64, b = xp.float64, xp.bool
+    steps = [
+        Step(P["exp"], (), (3,), f64, (0,), 1),          # fresh (3,) float64
+        Step(P["less"], (), (3,), b, (1, 0), 2),         # bool result: slot 1 is float, no reuse
+        Step(P["exp"], (), (3,), f64, (0,), 3),
+        Step(P["add"], (), (2, 3), f64, (3, 4), 5),      # broadcast to (2, 3): slot 3 too small
+        Step(P["sin"], (), (2, 3), f64, (5,), 6),        # slot 5 dies here: reused
+    ]
+    drops = [[], [1], [], [3], [5]]
+    assert _reused_buffers(steps, drops) == [None, None, None, None, 0]

@@ -394,7 +394,12 @@ class CPUExecutor(Executor):
         return np.asarray(buffer).__dlpack_device__()
 
     def compile(self, steps, drops):
-        program = [(IMPLS[s.op.name](s), s.args, s.out, drop) for s, drop in zip(steps, drops)]
+        program = []
+        for step, drop, into in zip(steps, drops, _reused_buffers(steps, drops)):
+            fn = IMPLS[step.op.name](step)
+            if into is not None:
+                fn = _writing_into(fn, into)
+            program.append((fn, step.args, step.out, drop))
 
         def run(slots):
             with np.errstate(all="ignore"):
@@ -409,3 +414,35 @@ class CPUExecutor(Executor):
                     for i in drop:
                         slots[i] = None
         return run
+
+
+def _elementwise_ufunc(step):
+    fn = UFUNCS.get(step.op.name)
+    return fn if isinstance(fn, np.ufunc) and fn.signature is None and fn.nout == 1 else None
+
+
+def _reused_buffers(steps, drops):
+    """For each step, the argument slot whose buffer it may overwrite with its
+    result (None: allocate), as NumPy elides temporaries: an elementwise ufunc
+    step whose argument dies at that step, holds an array a ufunc step of this
+    segment allocated (never a plan input, which callers and caches share),
+    was read by ufunc steps only (so no view of it is alive) and has the
+    result's shape and dtype. 0-d results are NumPy scalars: never reused."""
+    aliased = {a for step in steps if _elementwise_ufunc(step) is None for a in step.args}
+    fresh = {}  # slot -> (shape, dtype) of an array a ufunc step of this segment allocated
+    reuse = []
+    for step, drop in zip(steps, drops):
+        into = None
+        if _elementwise_ufunc(step) is not None and step.shape != ():
+            for a in step.args:
+                if a in drop and a not in aliased and fresh.get(a) == (step.shape, step.dtype):
+                    into = step.args.index(a)
+                    break
+            fresh[step.out] = (step.shape, step.dtype)
+        reuse.append(into)
+    return reuse
+
+
+def _writing_into(ufunc, position):
+    """The ufunc, writing its result into its argument number `position`."""
+    return lambda *args: ufunc(*args, out=args[position])
