@@ -35,6 +35,8 @@ from .namespace.searching import *  # noqa: F401,F403
 from .namespace.sorting import *  # noqa: F401,F403
 from .namespace.sets import *  # noqa: F401,F403
 from . import debug, fft, linalg  # noqa: F401  (the standard's extensions are submodules)
+from .graph.display import describe as _describe
+from .scheduler.schedule import realize as _realize
 
 __version__ = "0.1.0"
 __array_api_version__ = "2025.12"
@@ -48,12 +50,10 @@ newaxis = None
 
 def eval(*arrays):
     """Force several arrays at once: one plan computes all of them."""
-    from .scheduler.schedule import realize
-    realize([a._node for a in arrays])
+    _realize([a._node for a in arrays])
     return arrays[0] if len(arrays) == 1 else arrays
 
 
 def graph(x):
     """The unevaluated graph below x, one node a line (cheap: computes nothing)."""
-    from .graph.display import describe
-    return describe([x._node])
+    return _describe([x._node])

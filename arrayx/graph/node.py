@@ -87,21 +87,20 @@ def toposort(outputs):
     beyond the stack entry.
     """
     order = []
-    done = {}  # id -> False while expanding, True once emitted
+    done = {}  # node -> False while expanding, True once emitted (nodes hash by identity)
     stack = list(reversed(outputs))
     while stack:
         node = stack[-1]
-        key = id(node)
-        state = done.get(key)
+        state = done.get(node)
         if state is None:
-            done[key] = False
+            done[node] = False
             if node.buffer is None:
                 for child in node.inputs:
-                    if id(child) not in done:
+                    if child not in done:
                         stack.append(child)
             continue
         stack.pop()
         if state is False:
-            done[key] = True
+            done[node] = True
             order.append(node)
     return order

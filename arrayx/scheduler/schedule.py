@@ -41,20 +41,20 @@ def _structure(order, requested):
     key = []
     inputs = []
     for i, node in enumerate(order):
-        position[id(node)] = i
+        position[node] = i
         if node.buffer is not None:
             inputs.append(node)
             key.append((node.shape, node.dtype, node.device))
         else:
             ins = node.inputs
             if len(ins) == 1:
-                where = (position[id(ins[0])],)
+                where = (position[ins[0]],)
             elif len(ins) == 2:
-                where = (position[id(ins[0])], position[id(ins[1])])
+                where = (position[ins[0]], position[ins[1]])
             else:
-                where = tuple([position[id(n)] for n in ins])
+                where = tuple([position[n] for n in ins])
             key.append((node.op, node.attrs, node.shape, node.dtype, node.device, where))
-    key.append(tuple(position[id(n)] for n in requested))
+    key.append(tuple(position[n] for n in requested))
     return tuple(key), inputs
 
 
@@ -77,10 +77,10 @@ def _build_plan(order, requested):
     n_inputs = 0
     for node in order:
         if node.buffer is not None:
-            slot[id(node)] = n_inputs
+            slot[node] = n_inputs
             n_inputs += 1
     n_slots = n_inputs
-    owner = {slot[id(n)]: executors.executor_for(n.device) for n in order if n.buffer is not None}
+    owner = {slot[n]: executors.executor_for(n.device) for n in order if n.buffer is not None}
     segments = []  # [executor, [steps]] or ('transfer', fn, s, t)
     for node in order:
         if node.buffer is not None:
@@ -89,7 +89,7 @@ def _build_plan(order, requested):
         ex = home if node.op.name in home.supports else executors.cpu_executor
         args = []
         for n in node.inputs:
-            s = slot[id(n)]
+            s = slot[n]
             if owner[s] is not ex:
                 segments.append(("transfer", _transfer_step(owner[s], ex), s, n_slots))
                 owner[n_slots] = ex
@@ -108,8 +108,8 @@ def _build_plan(order, requested):
             segments.append(("transfer", _transfer_step(ex, home), out, n_slots))
             owner[n_slots] = home
             n_slots += 1
-        slot[id(node)] = n_slots - 1
-    outputs = [slot[id(n)] for n in requested]
+        slot[node] = n_slots - 1
+    outputs = [slot[n] for n in requested]
     return Plan(n_slots, _compile(segments, outputs), outputs)
 
 
@@ -158,8 +158,8 @@ def _recomputed(order, seen):
         if node.buffer is None and node.computed == _NEVER:
             node.computed = _ONCE
             for n in node.inputs:
-                if n.computed == _ONCE and n.buffer is None and id(n) not in seen:
-                    seen.add(id(n))
+                if n.computed == _ONCE and n.buffer is None and n not in seen:
+                    seen.add(n)
                     again.append(n)
     return again
 
@@ -169,8 +169,8 @@ def realize(nodes):
     requested = []
     seen = set()
     for n in nodes:
-        if n.buffer is None and id(n) not in seen:
-            seen.add(id(n))
+        if n.buffer is None and n not in seen:
+            seen.add(n)
             requested.append(n)
     if not requested:
         return
