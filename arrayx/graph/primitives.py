@@ -46,10 +46,15 @@ def broadcast_shapes(name, *shapes):
 
 
 def _same_shape_or_broadcast(name, inputs):
-    shape = inputs[0].shape
+    # Fast path of the common cases: equal shapes, and 0-d operands (Python
+    # scalars become 0-d nodes) beside one shape.
+    shape = ()
     for node in inputs:
-        if node.shape != shape:
-            return broadcast_shapes(name, *(n.shape for n in inputs))
+        s = node.shape
+        if s != shape and s != ():
+            if shape != ():
+                return broadcast_shapes(name, *(n.shape for n in inputs))
+            shape = s
     return shape
 
 
