@@ -20,7 +20,7 @@ import numpy as np
 
 from . import dtypes as dt
 from .namespace.array_object import Array
-from .namespace.build import (P, astype_node, broadcast_node, broadcast_shapes, check_dtype, leaf, make,
+from .namespace.build import (P, astype_node, broadcast_node, broadcast_shapes, check_dtype, full_node, make,
                               make_multi, node_of, normalize_axes, reshape_node, same_device, scalar_node, wrap)
 from .namespace.creation import eye
 from .namespace.linear_algebra import (contraction_axis, matmul, matrix_transpose, numeric_operands,
@@ -123,10 +123,6 @@ def _zero_safe(node, at_zero, fn):
 
 def _sqrt_safe(node):
     return _zero_safe(node, 0.0, lambda n: make(P["sqrt"], (n,)))
-
-
-def _full(shape, dtype, value, device):
-    return leaf(P["full"], shape, dtype, (value,), device)
 
 
 def _rtol(rtol, node, name):
@@ -282,7 +278,7 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     batch = node.shape[:-2]
     if 0 in node.shape[-2:]:
         # The zero map: every norm is 0 (and max/min over no values would have no identity).
-        out = _full(batch, real, 0, node.device)
+        out = full_node(batch, 0, real, node.device)
     elif ord == "fro":
         out = _sqrt_safe(_reduce("sum", _abs_squared(node), (ndim - 2, ndim - 1)))
     elif ord == "nuc" or ord in (2, -2):
@@ -331,7 +327,7 @@ def matrix_rank(x, /, *, rtol=None):
     node = _matrices(x, name)
     tol, batch = _rtol(rtol, node, name)
     if 0 in node.shape[-2:]:
-        return wrap(_full(batch, dt.DEFAULT_INT, 0, node.device))
+        return wrap(full_node(batch, 0, dt.DEFAULT_INT, node.device))
     s, cutoff = _tolerance(make(P["svdvals"], (node,)), tol)
     nonzero = astype_node(make(P["greater"], (s, cutoff)), dt.DEFAULT_INT)
     return wrap(_reduce("sum", nonzero, _last(nonzero)))
@@ -363,7 +359,7 @@ def pinv(x, /, *, rtol=None):
     if not isinstance(rtol, Array):
         return wrap(make(P["pinv"], (node,), (None if rtol is None else float(rtol),)))
     if m == 0 or n == 0:
-        return wrap(_full(batch + (n, m), node.dtype, 0, node.device))
+        return wrap(full_node(batch + (n, m), 0, node.dtype, node.device))
     # An array rtol is data, not a static attribute: compose from the reduced
     # SVD, pinv = V diag(1/s, where s > cutoff, else 0) U^H.
     u, s, vh = make_multi(P["svd"], (node,), (False,))
@@ -484,7 +480,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
         if count == 0:
             # max/min over no values: the identities of the norms (0 for inf, inf for -inf).
             shape = tuple(1 if i in axes else n for i, n in enumerate(node.shape) if keepdims or i not in axes)
-            return wrap(_full(shape, real, 0.0 if p > 0 else math.inf, node.device))
+            return wrap(full_node(shape, 0.0 if p > 0 else math.inf, real, node.device))
         return wrap(_reduce("max" if p > 0 else "min", make(P["abs"], (node,)), axes, keepdims))
     if p == 0:
         nonzero = make(P["not_equal"], (node, scalar_node(0, node.dtype, node.device, name)))

@@ -190,3 +190,16 @@ def test_recomputed_intermediates_in_a_loop_free_old_values():
     for _ in range(5):
         expected = expected - 0.1 * np.sin(expected)
     np.testing.assert_allclose(np.asarray(w), expected, rtol=1e-15)
+
+
+def test_plan_cache_tells_constants_apart_by_their_bits():
+    # 0.0 == -0.0 as numbers, but full(-0.0) must not run full(0.0)'s cached plan
+    for dtype in (xp.float32, xp.float64, xp.complex128):
+        assert not np.signbit(np.asarray(xp.full((2,), 0.0, dtype=dtype)).real).any()
+        assert np.signbit(np.asarray(xp.full((2,), -0.0, dtype=dtype)).real).all()
+    assert np.signbit(np.asarray(xp.full((1,), complex(0.0, -0.0))).imag).all()
+    # nan != nan, yet full(nan) is one computation: its plan is reused
+    xp.eval(xp.full((3,), float("nan")))
+    debug.reset()
+    assert np.isnan(np.asarray(xp.full((3,), float("nan")))).all()
+    assert debug.counters["plans_built"] == 0

@@ -14,6 +14,7 @@ through them get zero gradient.
 import math
 
 from .. import dtypes as dt
+from ..graph.node import Constant
 from ..namespace import elementwise as ew, manipulation as manip, statistical as stat
 from ..namespace.array_object import Array
 from ..namespace.build import P, make, wrap
@@ -361,7 +362,7 @@ def _along(t, axis, start, stop, step=1):
 
 def _pad_along(t, axis, lo, hi, fill):
     pads = tuple((lo, hi) if a == axis else (0, 0) for a in range(t.ndim))
-    return wrap(make(P["pad"], (t._node,), (pads, t.dtype.type(fill))))
+    return wrap(make(P["pad"], (t._node,), (pads, Constant(t.dtype.type(fill)))))
 
 
 def _interleave(a, b, axis):

@@ -53,7 +53,7 @@ def _astype(step):
 
 def _full(step):
     shape, dtype, value = step.attrs
-    return lambda: np.full(shape, value, dtype=dtype.dtype)
+    return lambda: np.full(shape, value.value, dtype=dtype.dtype)
 
 
 def _iota(step):
@@ -133,7 +133,7 @@ def _flip(step):
 
 def _pad(step):
     pads, value = step.attrs
-    return lambda a: np.pad(a, pads, constant_values=value)
+    return lambda a: np.pad(a, pads, constant_values=value.value)
 
 
 def _concat(step):

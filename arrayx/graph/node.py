@@ -27,6 +27,27 @@ def retain_history():
         _retaining -= 1
 
 
+class Constant:
+    """A scalar attribute (a fill value), equal to another only when its dtype
+    and bits are: as numbers 0.0 == -0.0 and nan != nan, but the plan cache must
+    not run full(0.0)'s plan for full(-0.0), and full(nan) is one computation."""
+
+    __slots__ = ("value", "_key")
+
+    def __init__(self, value):
+        self.value = value  # a NumPy scalar
+        self._key = (value.dtype.str, value.tobytes())
+
+    def __eq__(self, other):
+        return isinstance(other, Constant) and self._key == other._key
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __repr__(self):
+        return str(self.value)
+
+
 class Node:
     """A primitive applied to input nodes, with static attributes.
 

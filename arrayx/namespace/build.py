@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import debug, dtypes as dt, executors
 from ..device import CPU, Device
-from ..graph.node import Node
+from ..graph.node import Constant, Node
 from ..executors.base import Step
 from ..graph.primitives import BUFFER, MOVEMENT, PRIMITIVES, broadcast_shapes
 from ..scheduler.schedule import realize, run_dynamic
@@ -74,6 +74,13 @@ def dynamic(name, inputs, attrs=()):
 def leaf(prim, shape, dtype, attrs, device):
     """A leaf node (full, iota) whose attrs begin with (shape, dtype)."""
     return Node(prim, (), (shape, dtype) + attrs, shape, dtype, device)
+
+
+def full_node(shape, value, dtype, device):
+    """A `full` leaf: `value` cast to `dtype` (wrapping as NumPy does) everywhere."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        value = dtype.type(value)
+    return leaf(P["full"], shape, dtype, (Constant(value),), device)
 
 
 def buffer_node(host, device=CPU, copy=True):

@@ -17,7 +17,7 @@ from ..graph.node import Node
 from ..graph.primitives import BUFFER
 from ..scheduler.schedule import realize
 from .array_object import Array
-from .build import (P, astype_node, broadcast_node, buffer_node, check_device, is_scalar, leaf,
+from .build import (P, astype_node, broadcast_node, buffer_node, check_device, full_node, is_scalar, leaf,
                     make, node_of, normalize_shape, reshape_node, scalar_node, wrap)
 
 
@@ -110,9 +110,7 @@ def _full(shape, value, dtype, device, name):
         lo, hi = dt.INT_BOUNDS[dtype]
         if not lo <= value <= hi:
             raise OverflowError(f"{name}: fill value {value} is out of bounds for {dtype}")
-    with np.errstate(over="ignore", invalid="ignore"):
-        value = dtype.type(value)
-    return wrap(leaf(P["full"], shape, dtype, (value,), device))
+    return wrap(full_node(shape, value, dtype, device))
 
 
 def full(shape, fill_value, *, dtype=None, device=None):
