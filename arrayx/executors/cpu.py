@@ -67,13 +67,14 @@ def _iota(step):
     return iota
 
 
-def _reduction(fn):
+def _reduction(ufunc):
+    """A reduction as `ufunc.reduce` (what np.sum, np.all, ... call, without
+    their microseconds of Python wrapping): sum and prod accumulate in the
+    result dtype, any and all reduce to bool, max and min keep the dtype."""
     def build(step):
         axes, keepdims = step.attrs
-        dtype = step.dtype.dtype
-        if fn in (np.sum, np.prod):
-            return lambda a: fn(a, axis=axes, keepdims=keepdims, dtype=dtype)
-        return lambda a: fn(a, axis=axes, keepdims=keepdims)
+        dtype = None if ufunc in (np.maximum, np.minimum) else step.dtype.dtype
+        return lambda a: ufunc.reduce(a, axis=axes, keepdims=keepdims, dtype=dtype)
     return build
 
 
@@ -302,9 +303,9 @@ IMPLS = {name: _ufunc for name in UFUNCS}
 IMPLS.update({name: _special for name in special.SPECIAL})
 IMPLS.update({
     "astype": _astype, "full": _full, "iota": _iota,
-    "sum": _reduction(np.sum), "prod": _reduction(np.prod),
-    "max": _reduction(np.max), "min": _reduction(np.min),
-    "any": _reduction(np.any), "all": _reduction(np.all),
+    "sum": _reduction(np.add), "prod": _reduction(np.multiply),
+    "max": _reduction(np.maximum), "min": _reduction(np.minimum),
+    "any": _reduction(np.logical_or), "all": _reduction(np.logical_and),
     "argmax": _arg_reduction(np.argmax), "argmin": _arg_reduction(np.argmin),
     "cumulative_sum": _scan(np.cumsum), "cumulative_prod": _scan(np.cumprod),
     "reshape": _reshape, "permute": _permute, "broadcast": _broadcast,
