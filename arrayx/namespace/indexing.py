@@ -313,6 +313,8 @@ def getitem(x, key):
     indices raise an IndexError when the result is evaluated.
     """
     node = x._node
+    if not _is_basic(key):
+        key = _known_integers(key)
     if _is_basic(key):
         starts, stops, steps, out = parse_key(key, node.shape, "__getitem__")
         return wrap(reshape_node(_sliced(node, starts, stops, steps), out))
@@ -321,6 +323,20 @@ def getitem(x, key):
     if plan.perm is not None:
         out = make(P["permute"], (out,), (plan.perm,))
     return wrap(out)
+
+
+def _known_integers(key):
+    """The key with its integer arrays as Python ints, when every array in it
+    is an evaluated 0-d integer array: x[i, j] with i, j such arrays is then a
+    view (as x[int, int] is), not a gather computed at the next force point.
+    Otherwise the key unchanged."""
+    items = key if type(key) is tuple else (key,)
+    arrays = [k for k in items if isinstance(k, Array)]
+    if not all(k.ndim == 0 and k.dtype in dt.INTEGER and k._node.buffer is not None for k in arrays) \
+            or any(type(k) is bool or isinstance(k, np.bool_) for k in items):
+        return key
+    known = tuple(int(k) if isinstance(k, Array) else k for k in items)
+    return known if type(key) is tuple else known[0]
 
 
 def _sliced(node, starts, stops, steps):
