@@ -10,29 +10,15 @@ from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import arrayx as xp
-from oracle import DTYPE_NAMES, INT_NAMES, REAL_NAMES, SPECIAL_FLOATS
+from oracle import DTYPE_NAMES, INT_NAMES, REAL_NAMES, pooled_elements
 from arrayx import debug
-
-
-def elements(name):
-    """Values of dtype `name`, often from a small pool so that ties, zeros and NaNs are common."""
-    dtype = np.dtype(name)
-    if dtype.kind == "b":
-        return st.booleans()
-    if dtype.kind == "c":
-        part = st.sampled_from(SPECIAL_FLOATS) | st.floats(-5, 5, width=dtype.itemsize * 4)
-        return st.builds(complex, part, part)
-    if dtype.kind == "f":
-        return st.sampled_from(SPECIAL_FLOATS) | hnp.from_dtype(dtype)
-    info = np.iinfo(dtype)
-    return st.sampled_from([0, 1, 2, int(info.min), int(info.max)]) | hnp.from_dtype(dtype)
 
 
 @st.composite
 def arrays(draw, names, min_dims=0, max_dims=3, min_side=0, max_side=4):
     name = draw(st.sampled_from(names))
     shape = draw(hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side))
-    return draw(hnp.arrays(np.dtype(name), shape, elements=elements(name)))
+    return draw(hnp.arrays(np.dtype(name), shape, elements=pooled_elements(name, wide_complex=True)))
 
 
 def assert_index_result(x, expected):
@@ -57,7 +43,7 @@ def arg_cases(draw):
         shape = tuple(max(n, 1) for n in shape)
     else:
         shape = tuple(max(n, 1) if i == axis % ndim else n for i, n in enumerate(shape))
-    a = draw(hnp.arrays(np.dtype(name), shape, elements=elements(name)))
+    a = draw(hnp.arrays(np.dtype(name), shape, elements=pooled_elements(name, wide_complex=True)))
     return a, axis, draw(st.booleans())
 
 
@@ -187,9 +173,9 @@ def numpy_sorted(a):
 @st.composite
 def searchsorted_cases(draw):
     name = draw(st.sampled_from(REAL_NAMES))
-    x1 = draw(hnp.arrays(np.dtype(name), st.integers(0, 8), elements=elements(name)))
+    x1 = draw(hnp.arrays(np.dtype(name), st.integers(0, 8), elements=pooled_elements(name)))
     x2 = draw(hnp.arrays(np.dtype(name), hnp.array_shapes(min_dims=0, max_dims=2, min_side=0, max_side=3),
-                         elements=st.sampled_from(list(x1)) | elements(name) if x1.size else elements(name)))
+                         elements=st.sampled_from(list(x1)) | pooled_elements(name) if x1.size else pooled_elements(name)))
     return x1, x2, draw(st.sampled_from(["left", "right"])), draw(st.booleans())
 
 

@@ -12,29 +12,15 @@ from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import arrayx as xp
-from oracle import DTYPE_NAMES, INT_NAMES, SPECIAL_FLOATS
+from oracle import DTYPE_NAMES, INT_NAMES, pooled_elements
 from arrayx import debug
-
-
-def elements(name):
-    """Values of dtype `name`, mostly from a small pool so that repeats, zeros and NaNs are common."""
-    dtype = np.dtype(name)
-    if dtype.kind == "b":
-        return st.booleans()
-    if dtype.kind == "c":
-        part = st.sampled_from(SPECIAL_FLOATS)
-        return st.builds(complex, part, part)
-    if dtype.kind == "f":
-        return st.sampled_from(SPECIAL_FLOATS) | hnp.from_dtype(dtype)
-    info = np.iinfo(dtype)
-    return st.sampled_from([0, 1, 2, int(info.min), int(info.max)]) | hnp.from_dtype(dtype)
 
 
 @st.composite
 def arrays(draw, names=DTYPE_NAMES, min_dims=0, max_dims=3):
     name = draw(st.sampled_from(names))
     shape = draw(hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=0, max_side=5))
-    return draw(hnp.arrays(np.dtype(name), shape, elements=elements(name)))
+    return draw(hnp.arrays(np.dtype(name), shape, elements=pooled_elements(name)))
 
 
 def has_nan(v):
@@ -190,7 +176,7 @@ def isin_cases(draw):
     """Two arrays of any (possibly different) dtypes, x2 often sharing x1's values."""
     a1 = draw(arrays(max_dims=2))
     name2 = draw(st.sampled_from([a1.dtype.name, a1.dtype.name, *DTYPE_NAMES]))
-    pool = elements(name2)
+    pool = pooled_elements(name2)
     if a1.size and a1.dtype == np.dtype(name2):
         pool = st.sampled_from(a1.reshape(-1).tolist()) | pool
     shape = draw(hnp.array_shapes(min_dims=0, max_dims=2, min_side=0, max_side=5))
