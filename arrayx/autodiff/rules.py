@@ -14,10 +14,9 @@ through them get zero gradient.
 import math
 
 from .. import dtypes as dt
-from ..graph.node import Constant
 from ..namespace import elementwise as ew, manipulation as manip, statistical as stat
 from ..namespace.array_object import Array
-from ..namespace.build import P, make, wrap
+from ..namespace.build import P, make, pad_node, wrap
 from ..namespace.creation import zeros
 from ..namespace.data_types import astype
 
@@ -362,7 +361,7 @@ def _along(t, axis, start, stop, step=1):
 
 def _pad_along(t, axis, lo, hi, fill):
     pads = tuple((lo, hi) if a == axis else (0, 0) for a in range(t.ndim))
-    return wrap(make(P["pad"], (t._node,), (pads, Constant(t.dtype.type(fill)))))
+    return wrap(pad_node(t._node, pads, fill))
 
 
 def _interleave(a, b, axis):

@@ -429,15 +429,16 @@ def _reused_buffers(steps, drops):
     segment allocated (never a plan input, which callers and caches share),
     was read by ufunc steps only (so no view of it is alive) and has the
     result's shape and dtype. 0-d results are NumPy scalars: never reused."""
-    aliased = {a for step in steps if _elementwise_ufunc(step) is None for a in step.args}
+    ufunc_steps = [_elementwise_ufunc(step) is not None for step in steps]
+    aliased = {a for step, is_ufunc in zip(steps, ufunc_steps) if not is_ufunc for a in step.args}
     fresh = {}  # slot -> (shape, dtype) of an array a ufunc step of this segment allocated
     reuse = []
-    for step, drop in zip(steps, drops):
+    for step, drop, is_ufunc in zip(steps, drops, ufunc_steps):
         into = None
-        if _elementwise_ufunc(step) is not None and step.shape != ():
-            for a in step.args:
+        if is_ufunc and step.shape != ():
+            for position, a in enumerate(step.args):
                 if a in drop and a not in aliased and fresh.get(a) == (step.shape, step.dtype):
-                    into = step.args.index(a)
+                    into = position
                     break
             fresh[step.out] = (step.shape, step.dtype)
         reuse.append(into)

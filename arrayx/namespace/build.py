@@ -83,6 +83,11 @@ def full_node(shape, value, dtype, device):
     return leaf(P["full"], shape, dtype, (Constant(value),), device)
 
 
+def pad_node(node, pads, value):
+    """`node` padded by ((lo, hi), ...) per axis with `value` cast to its dtype."""
+    return make(P["pad"], (node,), (pads, Constant(node.dtype.type(value))))
+
+
 def buffer_node(host, device=CPU, copy=True):
     """A realized node holding the NumPy array `host` (of a dtype arrayx has)."""
     host = np.asarray(host)

@@ -5,8 +5,7 @@ and std are composites of them.
 """
 
 from .. import dtypes as dt
-from ..graph.node import Constant
-from .build import (P, astype_node, check_dtype, make, node_of, normalize_axes, normalize_axis,
+from .build import (P, astype_node, check_dtype, make, node_of, normalize_axes, normalize_axis, pad_node,
                     scalar_node, wrap)
 from .creation import check_dtype_arg
 
@@ -130,7 +129,7 @@ def _cumulative(name, x, axis, dtype, include_initial):
     if include_initial:
         pads = tuple((1, 0) if i == axis else (0, 0) for i in range(ndim))
         identity = 0 if name == "cumulative_sum" else 1
-        out = make(P["pad"], (out,), (pads, Constant(out.dtype.type(identity))))
+        out = pad_node(out, pads, identity)
     return wrap(out)
 
 
