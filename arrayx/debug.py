@@ -1,11 +1,15 @@
-"""Counters that tests and benchmarks read to see what the scheduler did.
+"""What the scheduler did and would do, for tests and benchmarks.
+
+Counters:
 
 `plans_built`: plans scheduled and compiled (plan cache misses).
 `plan_cache_hits`: forces that reused a cached plan.
 `realizations`: force points that ran a plan.
-`steps_run`: primitive steps executed.
+`steps_run`: steps executed (a fused group is one step).
 `auto_realizations`: graphs realized because they grew past the depth limit.
 """
+
+from contextlib import contextmanager
 
 counters = dict.fromkeys(
     ("plans_built", "plan_cache_hits", "realizations", "steps_run", "auto_realizations"), 0
@@ -16,3 +20,24 @@ def reset():
     """Set every counter to zero."""
     for key in counters:
         counters[key] = 0
+
+
+def fused_groups(*arrays):
+    """The fused groups the next force of `arrays` would run (computes nothing)."""
+    from .scheduler.schedule import plan_for  # the scheduler imports this module for its counters
+    return plan_for([a._node for a in arrays]).groups
+
+
+@contextmanager
+def unfused():
+    """Within this scope plans run every node as its own step, as before
+    fusion: a reference when a fused result is in doubt. Plans cached on
+    either side of the scope are forgotten."""
+    from .scheduler import fuse, schedule
+    schedule.clear_plan_cache()
+    fuse.ENABLED = False
+    try:
+        yield
+    finally:
+        fuse.ENABLED = True
+        schedule.clear_plan_cache()

@@ -76,7 +76,7 @@ RTOL = {4: 1e-6, 8: 1e-13}
 # result unspecified) outside them; those inputs are in the special-case tables.
 #   finite:         floating inputs finite (NumPy's floor_divide at infinities)
 #   finite complex: complex inputs finite (NumPy's complex expm1 and tanh at
-#                   infinities, see arrayx/executors/special.py)
+#                   infinities, see arrayx/_cpu/special.py)
 #   divisor:        integer x2 nonzero (integer division by zero is unspecified)
 #   exponent:       integer x2 >= 0 (negative integer powers are unspecified)
 #   shift:          integer x2 in [0, bit width) (the standard requires x2 >= 0;

@@ -8,7 +8,7 @@ import arrayx as xp
 from arrayx import executors
 from arrayx.device import Device
 from arrayx.executors.base import Executor, Step
-from arrayx.executors.cpu import CPUExecutor, _reused_buffers
+from arrayx._cpu.executor import CPUExecutor, _reused_buffers
 from arrayx.graph.primitives import PRIMITIVES
 
 

@@ -1,10 +1,15 @@
-"""Executors, one per device kind, and the registry that maps devices to them."""
+"""Executors, one per device kind, and the registry that maps devices to them.
+
+The host device's executor is the registry's fallback: a step whose primitive
+the executor of its device lacks runs there, with transfers.
+"""
 
 from ..device import CPU
-from .cpu import CPUExecutor
+from .._cpu import CPUExecutor
 
 cpu_executor = CPUExecutor()
 _EXECUTORS = {CPU: cpu_executor}
+_HOST = CPU
 
 
 def register(device, executor):
@@ -22,3 +27,8 @@ def devices():
 
 def executor_for(device):
     return _EXECUTORS[device]
+
+
+def fallback():
+    """The executor that runs primitives other executors lack: the host's."""
+    return _EXECUTORS[_HOST]

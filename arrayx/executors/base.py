@@ -17,18 +17,31 @@ class Step:
 
     `args` and `out` are slot numbers in the plan's buffer list. The slot of a
     multi-output primitive (qr, svd, ...) holds a tuple of buffers, one per
-    output; `select` steps take them apart.
+    output; `select` steps take them apart. A `fused` step whose group has
+    several outputs has a tuple of slots as `out`, and tuples as `shape` and
+    `dtype`. `in_types` gives each argument's (shape, dtype), what a code
+    generator needs besides the attrs; `device` is where the result lives.
     """
 
-    __slots__ = ("op", "attrs", "shape", "dtype", "args", "out")
+    __slots__ = ("op", "attrs", "shape", "dtype", "args", "out", "device", "in_types")
 
-    def __init__(self, op, attrs, shape, dtype, args, out):
+    def __init__(self, op, attrs, shape, dtype, args, out, device=None, in_types=()):
         self.op = op
         self.attrs = attrs
         self.shape = shape
         self.dtype = dtype
         self.args = args
         self.out = out
+        self.device = device
+        self.in_types = in_types
+
+    @property
+    def outs(self):
+        """The output slots, as a tuple."""
+        return self.out if isinstance(self.out, tuple) else (self.out,)
+
+    def __repr__(self):
+        return f"Step({self.op.name}, args={self.args}, out={self.out})"
 
 
 class Executor(ABC):
@@ -56,6 +69,12 @@ class Executor(ABC):
     @abstractmethod
     def copy(self, buffer):
         """A new buffer on this executor with the same contents."""
+
+    def layout(self, buffer):
+        """The buffer's memory layout as part of a plan key: "C" contiguous,
+        "S" strided, "B" broadcast (a zero stride). Compiled code may depend
+        on it; the scheduler asks once per realized node."""
+        return "C"
 
     def transfer(self, buffer, target):
         """The buffer's contents as a buffer of executor `target`."""

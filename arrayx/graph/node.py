@@ -58,11 +58,12 @@ class Node:
     the longest chain of unrealized nodes below this one; the namespace
     realizes a node whose depth passes a threshold. `computed` records whether
     a force point already computed this node without keeping it (the
-    scheduler keeps it the second time, see `scheduler.schedule`).
+    scheduler keeps it the second time, see `scheduler.collect`). `layout`
+    caches the executor's description of a realized buffer's layout.
     """
 
     __slots__ = ("op", "inputs", "attrs", "shape", "dtype", "device", "buffer", "depth", "computed",
-                 "__weakref__")
+                 "layout", "__weakref__")
 
     def __init__(self, op, inputs, attrs, shape, dtype, device, buffer=None):
         self.op = op
@@ -73,6 +74,7 @@ class Node:
         self.device = device
         self.buffer = buffer
         self.computed = 0
+        self.layout = None
         depth = 0
         if buffer is None:
             for n in inputs:
@@ -87,6 +89,7 @@ class Node:
     def realize_as(self, buffer, buffer_op):
         """Hold `buffer`; drop the history unless it is being retained."""
         self.buffer = buffer
+        self.layout = None
         self.depth = 0
         if not _retaining:
             self.op = buffer_op

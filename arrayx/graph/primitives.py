@@ -265,7 +265,8 @@ def _fft(result, half_last=False):
 
 LEAF, ELEMENTWISE, REDUCE, SCAN, MOVEMENT, UPDATE, CONTRACTION = (
     "leaf", "elementwise", "reduce", "scan", "movement", "update", "contraction")
-SORT, INDEX, LINALG, MULTI, FFT, DYNAMIC = "sort", "index", "linalg", "multi", "fft", "dynamic"
+SORT, INDEX, LINALG, MULTI, SELECT, FFT, DYNAMIC, FUSED = (
+    "sort", "index", "linalg", "multi", "select", "fft", "dynamic", "fused")
 
 # name: dtype category the inputs accept (None: any), result dtype rule
 UNARY = {
@@ -383,7 +384,7 @@ _add("update_slice", UPDATE, None, _same_rule)           # inputs: x, value; att
 _add("sort", SORT, "real numeric", _same_rule)            # attrs: axis, descending
 _add("argsort", SORT, "real numeric", _index_rule)        # attrs: axis, descending (stable)
 _add("searchsorted", SORT, "real numeric", _searchsorted_rule)  # inputs: sorted 1-D x1, x2; attrs: side
-_add("isin", ELEMENTWISE, "any", _bool_like_first)       # inputs: x1, x2 (any shape); attrs: invert
+_add("isin", SORT, "any", _bool_like_first)              # inputs: x1, x2 (any shape); attrs: invert
 _add("take", INDEX, None, _take_rule)                    # inputs: x, 1-D indices; attrs: axis
 _add("take_along_axis", INDEX, None, _take_along_axis_rule)  # inputs: x, indices; attrs: axis
 _add("gather", INDEX, None, _given_shape_rule)           # inputs: x, *index arrays; attrs: key template, shape
@@ -403,7 +404,7 @@ _add("svd", MULTI, "floating", _svd_rule)                # attrs: full_matrices 
 _add("eigh", MULTI, "floating", _eigh_rule)              # -> (eigenvalues, eigenvectors)
 _add("eig", MULTI, "floating", _eig_rule)                # -> (eigenvalues, eigenvectors), complex
 _add("slogdet", MULTI, "floating", _slogdet_rule)        # -> (sign, logabsdet)
-_add("select", MOVEMENT, None, _select_rule)             # attrs: index of the output of a multi-output node
+_add("select", SELECT, None, _select_rule)               # attrs: index of the output of a multi-output node
 _add("fftn", FFT, "complex floating", _fft("complex"))
 _add("ifftn", FFT, "complex floating", _fft("complex"))
 _add("rfftn", FFT, "real floating", _fft("complex", half_last=True))
@@ -414,5 +415,24 @@ _add("ihfft", FFT, "real floating", _fft("complex", half_last=True))  # one axis
 for _name in ("nonzero", "unique_all", "unique_counts", "unique_inverse", "unique_values", "repeat"):
     _add(_name, DYNAMIC, None, None)
 
+# A fused group (graph/fused.py): attrs (FusedGroup,); built by the scheduler's
+# fusion pass, never by the namespace, so it has no shape rule.
+_add("fused", FUSED, None, None)
+
 BUFFER = PRIMITIVES["buffer"]
 EVALUATED = PRIMITIVES["evaluated"]
+FUSED_OP = PRIMITIVES["fused"]
+
+
+def group(kind):
+    """The names of the primitives of one kind (tinygrad's GroupOp)."""
+    return frozenset(name for name, prim in PRIMITIVES.items() if prim.kind == kind)
+
+
+ELEMENTWISE_OPS = group(ELEMENTWISE)
+REDUCE_OPS = group(REDUCE)
+MOVEMENT_OPS = group(MOVEMENT)
+# Reductions a fused group may end in: those that combine partial results
+# of blocks with their own binary function (argmax/argmin need positions).
+BLOCK_REDUCE_OPS = frozenset({"sum", "prod", "max", "min", "any", "all"})
+assert BLOCK_REDUCE_OPS <= REDUCE_OPS

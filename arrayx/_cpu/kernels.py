@@ -1,4 +1,4 @@
-"""The CPU executor: primitives run as NumPy calls on NumPy buffers.
+"""The CPU executor's kernels: each primitive as NumPy calls on NumPy buffers.
 
 `IMPLS` maps each primitive to a builder that takes a Step and returns a
 callable over buffers. Elementwise functions whose IEEE special cases NumPy
@@ -7,9 +7,6 @@ gets wrong (relative to the array API standard) are built in `special.py`.
 
 import numpy as np
 
-from ..dtypes import FROM_NUMPY
-from ..graph.primitives import PRIMITIVES
-from .base import Executor
 from . import special
 
 # Primitives that map one-to-one onto a NumPy function with the standard's
@@ -42,6 +39,14 @@ def _ufunc(step):
     return UFUNCS[step.op.name]
 
 
+def out_ufunc(kernel):
+    """`kernel` if it is a one-output elementwise ufunc, which can write its
+    result into an existing array with `out=`; else None."""
+    if isinstance(kernel, np.ufunc) and kernel.signature is None and kernel.nout == 1:
+        return kernel
+    return None
+
+
 def _special(step):
     return special.build(step.op.name, step.dtype)
 
@@ -67,15 +72,23 @@ def _iota(step):
     return iota
 
 
-def _reduction(ufunc):
-    """A reduction as `ufunc.reduce` (what np.sum, np.all, ... call, without
-    their microseconds of Python wrapping): sum and prod accumulate in the
-    result dtype, any and all reduce to bool, max and min keep the dtype."""
-    def build(step):
-        axes, keepdims = step.attrs
-        dtype = None if ufunc in (np.maximum, np.minimum) else step.dtype.dtype
-        return lambda a: ufunc.reduce(a, axis=axes, keepdims=keepdims, dtype=dtype)
-    return build
+# Reductions as `ufunc.reduce` (what np.sum, np.all, ... call, without their
+# microseconds of Python wrapping); the ufunc also combines partial results.
+REDUCERS = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum,
+            "any": np.logical_or, "all": np.logical_and}
+
+
+def reduce_dtype(name, dtype):
+    """The `dtype=` of a reduction: sum and prod accumulate in the result
+    dtype, any and all reduce to bool, max and min keep the input's dtype."""
+    return None if name in ("max", "min") else dtype.dtype
+
+
+def _reduction(step):
+    axes, keepdims = step.attrs
+    ufunc = REDUCERS[step.op.name]
+    dtype = reduce_dtype(step.op.name, step.dtype)
+    return lambda a: ufunc.reduce(a, axis=axes, keepdims=keepdims, dtype=dtype)
 
 
 def _arg_reduction(fn):
@@ -303,9 +316,8 @@ IMPLS = {name: _ufunc for name in UFUNCS}
 IMPLS.update({name: _special for name in special.SPECIAL})
 IMPLS.update({
     "astype": _astype, "full": _full, "iota": _iota,
-    "sum": _reduction(np.add), "prod": _reduction(np.multiply),
-    "max": _reduction(np.maximum), "min": _reduction(np.minimum),
-    "any": _reduction(np.logical_or), "all": _reduction(np.logical_and),
+    "sum": _reduction, "prod": _reduction, "max": _reduction, "min": _reduction,
+    "any": _reduction, "all": _reduction,
     "argmax": _arg_reduction(np.argmax), "argmin": _arg_reduction(np.argmin),
     "cumulative_sum": _scan(np.cumsum), "cumulative_prod": _scan(np.cumprod),
     "reshape": _reshape, "permute": _permute, "broadcast": _broadcast,
@@ -337,114 +349,3 @@ DYNAMIC = {
     "unique_values": lambda a: (np.unique_values(a),),
     "repeat": lambda a, repeats, axis: (np.repeat(a, repeats, axis=axis),),
 }
-
-
-VIEWS = frozenset({"slice", "reshape", "permute", "broadcast", "flip"})
-
-
-class CPUExecutor(Executor):
-    name = "cpu"
-    supports = frozenset(name for name in PRIMITIVES if name in IMPLS or name in DYNAMIC)
-
-    def from_host(self, array, copy=True):
-        # Buffers stay writable inside the executor (legacy DLPack cannot
-        # export read-only memory); users only ever see read-only views.
-        return np.array(array, copy=True) if copy else np.asarray(array)
-
-    def from_scalar(self, value, dtype):
-        # A NumPy scalar is the cheapest 0-d buffer and broadcasts in every ufunc.
-        # A value beyond float32's range becomes inf, as a cast does, without a warning.
-        if dtype.kind in "fc" and type(value) in (int, float) and abs(value) > 3.4e38:
-            with np.errstate(over="ignore"):
-                return dtype.type(value)
-        return dtype.type(value)
-
-    def to_host(self, buffer):
-        out = np.asarray(buffer).view()
-        out.flags.writeable = False
-        return out
-
-    def copy(self, buffer):
-        return self.from_host(buffer)
-
-    def dlpack(self, buffer, stream, max_version, dl_device, copy):
-        array = np.asarray(buffer)
-        legacy = max_version is None or max_version < (1, 0)
-        if legacy and not copy and not array.flags.writeable:
-            # A read-only view (e.g. a broadcast) cannot be exported to a
-            # DLPack < 1.0 consumer without a copy.
-            if copy is False:
-                raise BufferError("__dlpack__: this array is a read-only view, which DLPack < 1.0 "
-                                  "cannot export without a copy, and copy=False forbids one")
-            array, copy = array.copy(), None
-        elif not legacy:
-            array = self.to_host(array)  # DLPack >= 1.0 carries the read-only flag
-        return array.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
-
-    def view(self, step, buffer):
-        # NumPy slices, reshapes, transposes, broadcasts and flips are views.
-        if step.op.name in VIEWS:
-            return IMPLS[step.op.name](step)(buffer)
-        return None
-
-    def run_dynamic(self, name, buffers, attrs):
-        outputs = DYNAMIC[name](*[np.asarray(b) for b in buffers], *attrs)
-        return [(out, out.shape, FROM_NUMPY[out.dtype]) for out in (np.asarray(o) for o in outputs)]
-
-    def dlpack_device(self, buffer):
-        return np.asarray(buffer).__dlpack_device__()
-
-    def compile(self, steps, drops):
-        program = []
-        for step, drop, into in zip(steps, drops, _reused_buffers(steps, drops)):
-            fn = IMPLS[step.op.name](step)
-            if into is not None:
-                fn = _writing_into(fn, into)
-            program.append((fn, step.args, step.out, drop))
-
-        def run(slots):
-            with np.errstate(all="ignore"):
-                for fn, args, out, drop in program:
-                    n = len(args)
-                    if n == 1:
-                        slots[out] = fn(slots[args[0]])
-                    elif n == 2:
-                        slots[out] = fn(slots[args[0]], slots[args[1]])
-                    else:
-                        slots[out] = fn(*[slots[i] for i in args])
-                    for i in drop:
-                        slots[i] = None
-        return run
-
-
-def _elementwise_ufunc(step):
-    fn = UFUNCS.get(step.op.name)
-    return fn if isinstance(fn, np.ufunc) and fn.signature is None and fn.nout == 1 else None
-
-
-def _reused_buffers(steps, drops):
-    """For each step, the argument slot whose buffer it may overwrite with its
-    result (None: allocate), as NumPy elides temporaries: an elementwise ufunc
-    step whose argument dies at that step, holds an array a ufunc step of this
-    segment allocated (never a plan input, which callers and caches share),
-    was read by ufunc steps only (so no view of it is alive) and has the
-    result's shape and dtype. 0-d results are NumPy scalars: never reused."""
-    ufunc_steps = [_elementwise_ufunc(step) is not None for step in steps]
-    aliased = {a for step, is_ufunc in zip(steps, ufunc_steps) if not is_ufunc for a in step.args}
-    fresh = {}  # slot -> (shape, dtype) of an array a ufunc step of this segment allocated
-    reuse = []
-    for step, drop, is_ufunc in zip(steps, drops, ufunc_steps):
-        into = None
-        if is_ufunc and step.shape != ():
-            for position, a in enumerate(step.args):
-                if a in drop and a not in aliased and fresh.get(a) == (step.shape, step.dtype):
-                    into = position
-                    break
-            fresh[step.out] = (step.shape, step.dtype)
-        reuse.append(into)
-    return reuse
-
-
-def _writing_into(ufunc, position):
-    """The ufunc, writing its result into its argument number `position`."""
-    return lambda *args: ufunc(*args, out=args[position])

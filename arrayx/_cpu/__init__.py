@@ -1,0 +1,5 @@
+"""The CPU executor (NumPy)."""
+
+from .executor import CPUExecutor
+
+__all__ = ["CPUExecutor"]

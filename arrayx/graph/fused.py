@@ -1,0 +1,83 @@
+"""The fused group: the IR the scheduler hands every executor for fused work.
+
+A group is a small straight-line program over one iteration shape:
+elementwise instructions (broadcasting their operands NumPy-style), optionally
+ending in one reduction. It is the attrs of an ordinary `fused` step (MLX's
+`Compiled` primitive is the model), so executors implement it like any other
+primitive: the CPU executor runs it over cache-sized blocks, the GPU executor
+generates one kernel from it. Groups compare by structure, so a code generator
+can cache what it built for one.
+"""
+
+from math import prod
+
+
+class Instruction:
+    """`op` applied to earlier values of the group.
+
+    `args` are value numbers: 0..n_inputs-1 are the group's inputs, n_inputs + k
+    is the result of instruction k. `shape` is the group's iteration shape for
+    elementwise instructions and the reduced shape for a final reduction.
+    """
+
+    __slots__ = ("op", "attrs", "args", "shape", "dtype")
+
+    def __init__(self, op, attrs, args, shape, dtype):
+        self.op = op
+        self.attrs = attrs
+        self.args = args
+        self.shape = shape
+        self.dtype = dtype
+
+    def key(self):
+        return (self.op.name, self.attrs, self.args, self.shape, self.dtype)
+
+    def __repr__(self):
+        return f"{self.op.name}{self.args}"
+
+
+class FusedGroup:
+    """Elementwise instructions over `shape`, optionally ending in a reduction.
+
+    `inputs` holds each input's (shape, dtype, layout): an input broadcasts to
+    `shape` right-aligned, as NumPy does, and its layout is what the executor
+    reported for its buffer ("C" contiguous, "S" strided, "B" broadcast), so a
+    kernel generated for contiguous inputs never runs on a strided view.
+    `outputs` are value numbers; the last is the group's root (its final
+    instruction), the others are intermediates needed outside the group.
+    """
+
+    __slots__ = ("shape", "inputs", "body", "outputs", "_key", "_hash")
+
+    def __init__(self, shape, inputs, body, outputs):
+        self.shape = shape
+        self.inputs = inputs
+        self.body = body
+        self.outputs = outputs
+        self._key = (shape, inputs, tuple(i.key() for i in body), outputs)
+        self._hash = hash(self._key)
+        n = len(inputs)
+        assert outputs[-1] == n + len(body) - 1, "the root is the last instruction"
+        for k, instruction in enumerate(body):
+            assert all(a < n + k for a in instruction.args), "operands come before their use"
+
+    @property
+    def size(self):
+        """Number of points in the iteration space."""
+        return prod(self.shape)
+
+    @property
+    def reduction(self):
+        """The final reduction instruction, or None."""
+        last = self.body[-1]
+        return last if last.op.kind == "reduce" else None
+
+    def __eq__(self, other):
+        return isinstance(other, FusedGroup) and self._key == other._key
+
+    def __hash__(self):
+        return self._hash
+
+    def __repr__(self):
+        names = " ".join(i.op.name for i in self.body)
+        return f"FusedGroup({names}; shape={self.shape}, inputs={len(self.inputs)}, outputs={len(self.outputs)})"

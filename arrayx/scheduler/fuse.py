@@ -1,0 +1,124 @@
+"""Fusion pass: maximal groups of elementwise nodes become one `fused` step.
+
+Groups grow from consumers to producers (XLA's producer-into-consumer
+fusion). Walking the plan's nodes users-first, a node starts a group when it is
+elementwise or a block-combinable reduction (sum, prod, max, min, any, all);
+an elementwise producer joins the group of its users when every user inside
+the plan is in that one group and it has the group's iteration shape. A group
+built this way is convex (no path leaves it and comes back), so it can run as
+one step, and no member is recomputed: a member some force point asked for is
+an extra output of the group. A reduction is always a group's root, so a
+group ends in at most one reduction.
+
+Operands of another shape (a 0-d scalar, a row to broadcast) are inputs of the
+group, not members; a small group of one node stays an ordinary step.
+"""
+
+from math import prod
+
+from ..graph.fused import FusedGroup, Instruction
+from ..graph.primitives import BLOCK_REDUCE_OPS, ELEMENTWISE_OPS
+
+# A lone elementwise node or reduction over fewer points than this runs as an
+# ordinary step: there is nothing to fuse, and blocks or threads cannot pay.
+SINGLE_NODE_MIN_SIZE = 1 << 16
+# False inside `arrayx.debug.unfused()`.
+ENABLED = True
+
+
+class Group:
+    """Nodes of the plan fused into one step (members in plan order)."""
+
+    __slots__ = ("shape", "device", "members", "inputs", "outputs", "program")
+
+    def __init__(self, shape, device):
+        self.shape = shape
+        self.device = device
+        self.members = []
+        self.inputs = []
+        self.outputs = []
+        self.program = None
+
+
+def fuse(order, requested, supports, layout_of):
+    """Groups of `order` (a topological order) worth fusing, in plan order.
+
+    `supports(node)` says whether the executor of the node's device can run
+    the node's primitive inside a fused group; `layout_of(node)` gives the
+    layout of a realized input.
+    """
+    if not ENABLED:
+        return []
+    users = {}
+    for node in order:
+        if node.buffer is None:
+            for i in node.inputs:
+                users.setdefault(i, []).append(node)
+    group_of = {}
+    for node in reversed(order):
+        if node.buffer is not None or not supports(node):
+            continue
+        name = node.op.name
+        if name in ELEMENTWISE_OPS:
+            group = _group_of_users(node, users.get(node), group_of)
+            if group is None:
+                group = Group(node.shape, node.device)
+        elif name in BLOCK_REDUCE_OPS:
+            source = node.inputs[0]
+            group = Group(source.shape, node.device)
+        else:
+            continue
+        group.members.append(node)
+        group_of[node] = group
+    groups = []
+    seen = set()
+    wanted = set(requested)
+    for node in order:
+        group = group_of.get(node)
+        if group is None or id(group) in seen:
+            continue
+        seen.add(id(group))
+        group.members.reverse()   # plan order: producers first, the root last
+        if len(group.members) == 1 and prod(group.shape) < SINGLE_NODE_MIN_SIZE:
+            for member in group.members:
+                del group_of[member]
+            continue
+        group.program = _program(group, wanted, layout_of)
+        groups.append(group)
+    return groups
+
+
+def _group_of_users(node, node_users, group_of):
+    """The group `node` can join: the one group all its users belong to."""
+    if not node_users:
+        return None
+    group = group_of.get(node_users[0])
+    if group is None or group.shape != node.shape or group.device is not node.device:
+        return None
+    for user in node_users:
+        if group_of.get(user) is not group:
+            return None
+    return group
+
+
+def _program(group, wanted, layout_of):
+    """The group's FusedGroup; fills `group.inputs` and `group.outputs`."""
+    value = {}
+    inputs = []
+    members = group.members
+    member_set = set(members)
+    for node in members:
+        for i in node.inputs:
+            if i not in member_set and i not in value:
+                value[i] = len(inputs)
+                inputs.append(i)
+    body = []
+    for k, node in enumerate(members):
+        value[node] = len(inputs) + k
+        body.append(Instruction(node.op, node.attrs, tuple(value[i] for i in node.inputs), node.shape, node.dtype))
+    root = members[-1]
+    outputs = [n for n in members[:-1] if n in wanted] + [root]
+    group.inputs = inputs
+    group.outputs = outputs
+    descriptions = tuple((n.shape, n.dtype, layout_of(n)) for n in inputs)
+    return FusedGroup(group.shape, descriptions, tuple(body), tuple(value[n] for n in outputs))

@@ -1,0 +1,299 @@
+"""The fusion pass and the CPU executor's fused groups.
+
+Which nodes form which group is checked through `arrayx.debug.fused_groups`.
+Fused results are checked against unfused execution of the same graph (each
+node forced on its own, so every plan holds one node): bit-identical for
+elementwise work, within a stated tolerance for reductions, whose blocks sum in
+another order. Small block sizes (the `blocked` fixture) run the blocked,
+threaded path on arrays small enough for a unit test.
+"""
+
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import arrayx as xp
+from arrayx import debug
+from arrayx._cpu import fused
+from arrayx.scheduler import schedule
+
+
+@pytest.fixture(autouse=True)
+def fresh_state():
+    schedule.clear_plan_cache()
+    debug.reset()
+
+
+@pytest.fixture(params=["whole arrays", "blocks"])
+def path(request, monkeypatch):
+    """Run groups as whole-array calls, or in blocks of 64 points over threads."""
+    if request.param == "blocks":
+        monkeypatch.setattr(fused, "BLOCK", 64)
+        monkeypatch.setattr(fused, "BLOCKED_MIN", 256)
+        monkeypatch.setattr(fused, "BLOCKS_PER_THREAD", 2)
+    return request.param
+
+
+def ops(group):
+    return [i.op.name for i in group.body]
+
+
+def unfused(build, *arrays):
+    """`build(*arrays)` evaluated with every node a step of its own."""
+    with debug.unfused():
+        return xp.eval(build(*arrays))
+
+
+def assert_identical(a, b):
+    """Same dtype, shape and bits (NaNs with the same payload, zeros with the same sign)."""
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape
+    assert a.tobytes() == b.tobytes()
+
+
+# Fusion decisions
+
+
+def test_an_elementwise_chain_is_one_group():
+    x = xp.asarray(np.linspace(-2, 2, 10, dtype=np.float32))
+    y = 1.0 / (1.0 + xp.exp(-x))
+    groups = debug.fused_groups(y)
+    assert [ops(g) for g in groups] == [["negative", "exp", "add", "divide"]]
+    assert len(groups[0].outputs) == 1
+    xp.eval(y)
+    assert debug.counters["steps_run"] == 1
+
+
+def test_operands_of_one_user_join_its_group():
+    x = xp.asarray(np.linspace(1, 2, 10))
+    y = xp.asarray(np.linspace(2, 3, 10))
+    out = xp.tanh(x * y + x / y)
+    groups = debug.fused_groups(out)
+    assert len(groups) == 1
+    assert sorted(ops(groups[0])) == sorted(["multiply", "divide", "add", "tanh"])
+    assert len(groups[0].inputs) == 2
+
+
+def test_a_group_ends_in_its_reduction():
+    x = xp.asarray(np.linspace(1, 2, 12).reshape(3, 4))
+    total = xp.sum(x * x + 1.0, axis=1)
+    groups = debug.fused_groups(total)
+    assert [ops(g) for g in groups] == [["multiply", "add", "sum"]]
+    assert groups[0].shape == (3, 4) and groups[0].body[-1].shape == (3,)
+
+
+def test_a_value_used_by_two_groups_is_computed_once():
+    # softmax: e feeds the sum (a reduction group) and the division, so it
+    # is its own group's output, not a member recomputed by both.
+    x = xp.asarray(np.linspace(-1, 1, 12).reshape(3, 4))
+    e = xp.exp(x - xp.max(x, axis=1, keepdims=True))
+    out = e / xp.sum(e, axis=1, keepdims=True)
+    names = sorted(tuple(ops(g)) for g in debug.fused_groups(out))
+    assert names == [("subtract", "exp")]   # max, sum and divide are single small nodes
+    np.testing.assert_allclose(np.asarray(out), _softmax(np.linspace(-1, 1, 12).reshape(3, 4)), rtol=1e-15)
+
+
+def _softmax(a):
+    e = np.exp(a - a.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def test_an_intermediate_asked_for_is_an_extra_output():
+    a = np.linspace(0, 1, 10)
+    x = xp.asarray(a)
+    h = x * 2.0
+    out = xp.exp(h) + 1.0
+    groups = debug.fused_groups(h, out)
+    assert len(groups) == 1 and len(groups[0].outputs) == 2
+    xp.eval(h, out)
+    assert debug.counters["steps_run"] == 1
+    assert_identical(h, a * 2.0)
+    assert_identical(out, np.exp(a * 2.0) + 1.0)
+
+
+def test_operands_of_another_shape_are_inputs_not_members():
+    col = xp.asarray(np.linspace(0, 1, 3).reshape(3, 1))
+    row = xp.asarray(np.linspace(1, 2, 4))
+    out = xp.sin(col * 2.0) + xp.cos(row)        # sin(col*2) is (3, 1), cos(row) is (4,)
+    groups = debug.fused_groups(out)
+    # the small (3, 1) and (4,) chains stay single steps or small groups of their own shape
+    assert all(g.shape in {(3, 4), (3, 1), (4,)} for g in groups)
+    root = [g for g in groups if g.shape == (3, 4)]
+    assert not root   # one add over (3, 4) is a single node, not worth a group
+    assert_identical(out, np.sin(np.linspace(0, 1, 3).reshape(3, 1) * 2.0) + np.cos(np.linspace(1, 2, 4)))
+
+
+def test_a_large_single_operation_is_a_group_so_it_runs_in_blocks():
+    x = xp.asarray(np.ones(1 << 17))
+    assert [ops(g) for g in debug.fused_groups(xp.exp(x))] == [["exp"]]
+    assert debug.fused_groups(xp.exp(xp.asarray(np.ones(100)))) == []
+
+
+def test_plan_key_tells_contiguous_from_strided_and_broadcast_inputs():
+    base = np.linspace(0, 1, 40)
+    contiguous = xp.asarray(base[:20].copy())
+    strided = xp.asarray(base)[::2]                       # a view of an evaluated buffer
+    broadcast = xp.broadcast_to(xp.asarray(base[:1].copy()), (20,))
+    layouts = []
+    for x in (contiguous, strided, broadcast):
+        group, = debug.fused_groups(xp.sin(x) * 2.0 + 1.0)
+        layouts.append(group.inputs[0][2])
+        assert_identical(xp.sin(x) * 2.0 + 1.0, np.sin(np.asarray(x)) * 2.0 + 1.0)
+    assert layouts == ["C", "S", "B"]
+    assert debug.counters["plans_built"] == 3
+
+
+# Fused results against unfused execution
+
+UNARY = {"float": ["exp", "sin", "tanh", "log1p", "sqrt", "negative", "floor", "expm1", "abs", "sign"],
+         "int": ["negative", "abs", "square", "bitwise_invert"],
+         "complex": ["exp", "tanh", "expm1", "sqrt", "negative", "conj"]}
+BINARY = {"float": ["add", "multiply", "divide", "floor_divide", "remainder", "pow", "maximum", "atan2",
+                    "copysign", "hypot", "logaddexp", "nextafter"],
+          "int": ["add", "multiply", "floor_divide", "remainder", "pow", "maximum", "bitwise_xor",
+                  "bitwise_left_shift"],
+          "complex": ["add", "multiply", "divide", "pow", "subtract"]}
+DTYPES = {"float32": "float", "float64": "float", "int32": "int", "int64": "int", "complex128": "complex"}
+
+SPECIALS = {"float": [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 2.5, -3.5, 1e-300],
+            "int": [0, 1, -1, 2, -7, 3, 5],
+            "complex": [0j, complex(-0.0, 0.0), complex(np.inf, 1.0), complex(1.0, np.nan), 1 + 2j, -3 - 1j]}
+
+
+def _data(dtype, n, seed):
+    kind = DTYPES[dtype]
+    rng = np.random.default_rng(seed)
+    special = np.array(SPECIALS[kind] * (n // len(SPECIALS[kind]) + 1))[:n]
+    if kind == "int":
+        values = rng.integers(-50, 50, n)
+        shifts = rng.integers(0, 5, n)
+        return np.where(rng.random(n) < 0.3, special, values).astype(dtype), shifts.astype(dtype)
+    values = rng.standard_normal(n) * 3
+    if kind == "complex":
+        values = values + 1j * rng.standard_normal(n)
+    return np.where(rng.random(n) < 0.3, special, values).astype(dtype), None
+
+
+programs = st.lists(st.tuples(st.integers(0, 100), st.integers(0, 100), st.integers(0, 3)), min_size=2, max_size=8)
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])   # `path` only sets block sizes
+@given(program=programs)
+def test_fused_elementwise_is_bit_identical_to_unfused(dtype, program, path):
+    kind = DTYPES[dtype]
+    n = 1000
+    a, shifts = _data(dtype, n, 0)
+    b, _ = _data(dtype, n, 1)
+    b = b[::-1].copy()
+    if shifts is not None:
+        b = np.where(b == 0, 3, b).astype(dtype)   # integer division by zero is unspecified
+
+    def build(x, y):
+        values = [x, y]
+        for pick, op, arity in program:
+            v = values[pick % len(values)]
+            if arity:
+                name = BINARY[kind][op % len(BINARY[kind])]
+                w = values[(pick + arity) % len(values)]
+                if name in ("bitwise_left_shift", "pow") and kind == "int":
+                    w = xp.asarray(shifts)
+                v = getattr(xp, name)(v, w)
+            else:
+                v = getattr(xp, UNARY[kind][op % len(UNARY[kind])])(v)
+            values.append(v)
+        return values[-1]
+
+    with np.errstate(all="ignore"):
+        expected = unfused(build, xp.asarray(a), xp.asarray(b))
+        got = build(xp.asarray(a), xp.asarray(b))
+    assert_identical(got, expected)
+
+
+def test_broadcast_operands_strided_views_and_where_match_unfused(path):
+    rng = np.random.default_rng(3)
+    grid = rng.standard_normal((40, 50))
+    col = rng.standard_normal((40, 1))
+    row = rng.standard_normal(50).astype(np.float32)
+
+    def build(g, c, r):
+        t = xp.exp(g[:, ::2]) * c - xp.astype(r[::2], xp.float64)   # a strided view, an astype
+        return xp.where(t > 0, xp.sqrt(t), -t) + 0.5
+
+    args = (xp.asarray(grid), xp.asarray(col), xp.asarray(row))
+    assert len(debug.fused_groups(build(*args))) == 1
+    assert_identical(build(*args), unfused(build, *args))
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "any", "all"])
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 2), -1])
+def test_fused_reductions_match_unfused(name, axis, path):
+    a = np.random.default_rng(4).uniform(0.5, 1.5, (6, 30, 20))
+
+    def build(x):
+        v = xp.exp(x * 0.1) + 0.25
+        if name in ("any", "all"):
+            v = v > 1.4
+        return getattr(xp, name)(v, axis=axis)
+
+    x = xp.asarray(a)
+    assert ops(debug.fused_groups(build(x))[0])[-1] == name
+    got, expected = np.asarray(build(x)), np.asarray(unfused(build, x))
+    if name in ("sum", "prod"):
+        # Blocks reduce in another order than one pairwise pass: relative
+        # error of positive terms stays within a few ulps per block combined.
+        np.testing.assert_allclose(got, expected, rtol=1e-13)
+    else:
+        assert_identical(got, expected)   # extrema and logic do not round
+
+
+def test_reduction_special_cases_survive_blocking(path):
+    zeros = xp.asarray(np.full(3000, -0.0))
+    total = float(xp.sum(zeros * 1.0))
+    assert total == 0.0 and not np.signbit(total)            # NumPy's sum starts from +0.0 too
+    with_nan = np.linspace(0, 1, 3000)
+    with_nan[1234] = np.nan
+    assert np.isnan(float(xp.max(xp.asarray(with_nan) * 2.0)))
+    assert np.isnan(float(xp.sum(xp.asarray(with_nan) * 2.0)))
+    ints = np.arange(-1500, 1500)
+    assert int(xp.max(xp.asarray(ints) * 3)) == 4497 and int(xp.min(xp.asarray(ints) * 3)) == -4500
+
+
+def test_mean_var_std_and_norm_fuse_and_match_numpy(path):
+    a = np.random.default_rng(5).uniform(-1, 1, (50, 60))
+    x = xp.asarray(a)
+    # tolerance: blocked summation order (see test_fused_reductions_match_unfused)
+    np.testing.assert_allclose(float(xp.mean(x * 2.0)), np.mean(a * 2.0), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(xp.var(x, axis=0)), np.var(a, axis=0), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(xp.std(x + 1.0, axis=1)), np.std(a + 1.0, axis=1), rtol=1e-12)
+    np.testing.assert_allclose(float(xp.linalg.vector_norm(x * 3.0)), np.linalg.norm(a * 3.0), rtol=1e-12)
+
+
+def test_threads_forcing_fused_groups_get_their_own_values(path):
+    data = [np.linspace(i, i + 1, 2000) for i in range(8)]
+    results = [None] * 8
+
+    def work(i):
+        for _ in range(20):
+            x = xp.asarray(data[i])
+            results[i] = np.asarray(xp.sum(xp.exp(x * 0.5) * 2.0, axis=0)), np.asarray(xp.tanh(x) + x)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i, (total, chain) in enumerate(results):
+        np.testing.assert_allclose(total, np.sum(np.exp(data[i] * 0.5) * 2.0), rtol=1e-13)
+        assert_identical(chain, np.tanh(data[i]) + data[i])
+
+
+def test_blocks_tile_the_iteration_space():
+    for shape in [(1000,), (3, 7, 11), (2, 1, 300), (0, 5), (5, 0), (1,)]:
+        seen = np.zeros(shape, int)
+        for index in fused.blocks(shape, 64):
+            assert seen[index].size <= 64
+            seen[index] += 1
+        assert (seen == 1).all()
