@@ -28,9 +28,9 @@ def fresh_state():
 
 @pytest.fixture(params=["whole arrays", "blocks"])
 def path(request, monkeypatch):
-    """Run groups as whole-array calls, or in blocks of 64 points over threads."""
+    """Run groups as whole-array calls, or in blocks of 512 bytes over threads."""
     if request.param == "blocks":
-        monkeypatch.setattr(fused, "BLOCK", 64)
+        monkeypatch.setattr(fused, "BLOCK_BYTES", 512)
         monkeypatch.setattr(fused, "BLOCKED_MIN", 256)
         monkeypatch.setattr(fused, "BLOCKS_PER_THREAD", 2)
     return request.param
@@ -84,15 +84,33 @@ def test_a_group_ends_in_its_reduction():
     assert groups[0].shape == (3, 4) and groups[0].body[-1].shape == (3,)
 
 
-def test_a_value_used_by_two_groups_is_computed_once():
-    # softmax: e feeds the sum (a reduction group) and the division, so it
-    # is its own group's output, not a member recomputed by both.
-    x = xp.asarray(np.linspace(-1, 1, 12).reshape(3, 4))
+def test_row_softmax_is_one_group_with_row_reductions(path):
+    a = np.random.default_rng(6).standard_normal((60, 50))
+    a[3, :] = -np.inf                       # a row of -inf gives NaN, as unfused
+    a[4, 7] = np.inf
+    x = xp.asarray(a)
     e = xp.exp(x - xp.max(x, axis=1, keepdims=True))
     out = e / xp.sum(e, axis=1, keepdims=True)
+    groups = debug.fused_groups(out)
+    assert [ops(g) for g in groups] == [["max", "subtract", "exp", "sum", "divide"]]
+    assert groups[0].row_axes == (1,)
+    with np.errstate(all="ignore"):
+        assert_identical(out, _softmax(a))   # rows stay whole in a block: the same sums
+
+
+def test_a_value_used_by_two_groups_is_computed_once():
+    # logsumexp: the row max feeds the pass over x and the final add, so it
+    # is computed once, by a group of its own.
+    a = np.linspace(-1, 1, 12).reshape(3, 4)
+    x = xp.asarray(a)
+    m = xp.max(x, axis=1, keepdims=True)
+    out = m + xp.log(xp.sum(xp.exp(x - m), axis=1, keepdims=True))
     names = sorted(tuple(ops(g)) for g in debug.fused_groups(out))
-    assert names == [("subtract", "exp")]   # max, sum and divide are single small nodes
-    np.testing.assert_allclose(np.asarray(out), _softmax(np.linspace(-1, 1, 12).reshape(3, 4)), rtol=1e-15)
+    assert names == [("log", "add"), ("subtract", "exp", "sum")]   # the max is a step of its own
+    xp.eval(out)
+    assert debug.counters["steps_run"] == 3
+    expected = a.max(1, keepdims=True) + np.log(np.exp(a - a.max(1, keepdims=True)).sum(1, keepdims=True))
+    assert_identical(out, expected)
 
 
 def _softmax(a):

@@ -25,11 +25,13 @@ import numpy as np
 from ..executors.base import Step
 from .kernels import IMPLS, REDUCERS, out_ufunc, reduce_dtype
 
-# Points per block: measured on a 2-core EPYC (benchmarks/block_size.py);
-# 2**14 float64 values are 128 KiB, so a chain's few temporaries stay in L2.
-BLOCK = 1 << 14
+# Bytes per block of the widest dtype of a group, measured on a 2-core EPYC
+# with 1 MiB of L2 a core (benchmarks/block_size.py): a chain's few block
+# temporaries stay in L2, and each NumPy call has enough work to hide the
+# Python that issues it.
+BLOCK_BYTES = 1 << 19
 # Groups with fewer points run as whole-array calls: blocking cannot pay.
-BLOCKED_MIN = 4 * BLOCK
+BLOCKED_MIN = 1 << 16
 # Blocks per thread below which a group runs on the calling thread alone:
 # handing a run of blocks to a worker costs tens of microseconds.
 BLOCKS_PER_THREAD = 4
@@ -81,8 +83,10 @@ def blocks(shape, block):
     return out
 
 
-def _block_shape(index, shape):
-    return tuple(len(range(*s.indices(n))) for s, n in zip(index, shape))
+# How a block instruction stores its value: into a block temporary (a ufunc's
+# out=), as a new array (other kernels), into its output's block (a ufunc, or
+# other kernels by copy).
+_TEMP, _NEW, _OUT, _COPY = "temp", "new", "out", "copy"
 
 
 class FusedKernel:
@@ -104,7 +108,11 @@ class FusedKernel:
                 last[a] = k
         self.last = last
         self.reuse = self._whole_array_reuse(elementwise)
+        self.whole_arrays = self._whole_array_function()
         self.registers, self.register_dtypes = self._block_registers(elementwise)
+        self.program = self._block_program(elementwise)
+        self.itemsize = max(np.dtype(i.dtype.dtype).itemsize for i in body)
+        self.tiles = None
         if self.reduction is not None:
             axes, keepdims = self.reduction.attrs
             self.axes = axes
@@ -112,6 +120,7 @@ class FusedKernel:
             self.reducer = REDUCERS[self.reduction.op.name]
             self.reduce_dtype = reduce_dtype(self.reduction.op.name, self.reduction.dtype)
             self.acc_shape = tuple(1 if j in axes else n for j, n in enumerate(group.shape))
+            self.source = self.reduction.args[0]
 
     # planning (once per group)
 
@@ -131,6 +140,26 @@ class FusedKernel:
                 fresh[n_in + k] = instruction.dtype
             reuse.append(into)
         return reuse
+
+    def _whole_array_function(self):
+        """The whole-array path as one generated Python function, a line per
+        instruction (`v5 = f1(v3, v4, out=v3)`): a small group then costs its
+        NumPy calls and hardly any Python besides."""
+        n_in = self.n_in
+        kernels = {}
+        lines = [f"def run({', '.join(f'v{i}' for i in range(n_in))}):"]
+        for k, instruction in enumerate(self.group.body):
+            args = ", ".join(f"v{a}" for a in instruction.args)
+            into = self.reuse[k] if k < len(self.reuse) else None
+            if into is not None:
+                kernels[f"f{k}"] = self.ufuncs[k]
+                lines.append(f"    v{n_in + k} = f{k}({args}, out=v{into})")
+            else:
+                kernels[f"f{k}"] = self.fns[k]
+                lines.append(f"    v{n_in + k} = f{k}({args})")
+        lines.append(f"    return ({', '.join(f'v{o}' for o in self.group.outputs)},)")
+        exec("\n".join(lines), kernels)
+        return kernels["run"]
 
     def _block_registers(self, elementwise):
         """Per instruction, the block temporary it writes (None: an exported
@@ -158,28 +187,34 @@ class FusedKernel:
             registers.append(register)
         return registers, dtypes
 
+    def _block_program(self, elementwise):
+        """(mode, kernel, operands, temporary or output) per instruction."""
+        program = []
+        for k, instruction in enumerate(elementwise):
+            value = self.n_in + k
+            ufunc = self.ufuncs[k]
+            if value in self.exported:
+                program.append((_OUT, ufunc, instruction.args, value) if ufunc is not None
+                               else (_COPY, self.fns[k], instruction.args, value))
+            elif self.registers[k] is not None:
+                program.append((_TEMP, ufunc, instruction.args, self.registers[k]))
+            else:
+                program.append((_NEW, self.fns[k], instruction.args, None))
+        return program
+
     # running
 
     def __call__(self, *inputs):
+        """The group's outputs (a tuple when it has several). The caller
+        sets NumPy's error state (the executor ignores floating-point
+        warnings, as the standard's special cases are the specification)."""
         group = self.group
-        with np.errstate(all="ignore"):
-            if group.size < BLOCKED_MIN:
-                values = self._whole_arrays(inputs)
-            else:
-                values = self._blocked(inputs)
-        outputs = tuple(values[o] for o in group.outputs)
+        if group.size < BLOCKED_MIN or self._tiling() is None:
+            outputs = self.whole_arrays(*inputs)
+        else:
+            values = self._blocked(inputs)
+            outputs = tuple(values[o] for o in group.outputs)
         return outputs[0] if len(outputs) == 1 else outputs
-
-    def _whole_arrays(self, inputs):
-        values = list(inputs)
-        for k, instruction in enumerate(self.group.body):
-            args = [values[a] for a in instruction.args]
-            into = self.reuse[k] if k < len(self.reuse) else None
-            if into is not None:
-                values.append(self.ufuncs[k](*args, out=values[into]))
-            else:
-                values.append(self.fns[k](*args))
-        return values
 
     def _blocked(self, inputs):
         group = self.group
@@ -193,82 +228,87 @@ class FusedKernel:
         for o in group.outputs:
             if o >= n_in and (self.reduction is None or o != group.outputs[-1]):
                 outputs[o] = np.empty(shape, group.body[o - n_in].dtype.dtype)
-        index = blocks(shape, BLOCK)
-        threads = min(THREADS, len(index) // BLOCKS_PER_THREAD) or 1
-        runs = [index[i * len(index) // threads:(i + 1) * len(index) // threads] for i in range(threads)]
-        direct = None
-        if self.reduction is not None:
-            direct = self._reduced_within_blocks(index[0])
-            acc = np.empty(self.acc_shape, self.reduction.dtype.dtype)
+        points, tiles, direct, _ = self._tiling()
+        threads = min(THREADS, len(tiles) // BLOCKS_PER_THREAD) or 1
+        runs = [tiles[i * len(tiles) // threads:(i + 1) * len(tiles) // threads] for i in range(threads)]
+        result = None
+        if direct:
+            result = np.empty(self.acc_shape, self.reduction.dtype.dtype)
         if threads == 1:
-            partials = [self._run(inputs, sliced, outputs, runs[0], acc if direct else None)]
+            partials = [self._run(inputs, sliced, outputs, runs[0], result, points)]
         else:
             pool = _workers()
-            futures = [pool.submit(self._run, inputs, sliced, outputs, run, acc if direct else None) for run in runs[1:]]
-            partials = [self._run(inputs, sliced, outputs, runs[0], acc if direct else None)]
+            futures = [pool.submit(self._run, inputs, sliced, outputs, run, result, points) for run in runs[1:]]
+            partials = [self._run(inputs, sliced, outputs, runs[0], result, points)]
             partials += [f.result() for f in futures]
         values = [None] * (n_in + len(group.body))
         for o, array in outputs.items():
             values[o] = array
         if self.reduction is not None:
-            if not direct:
-                acc = partials[0]
+            if result is None:
+                result = partials[0]
                 for partial in partials[1:]:
-                    self.reducer(acc, partial, out=acc)
-            values[-1] = acc if self.keepdims else acc.reshape(self.reduction.shape)
+                    self.reducer(result, partial, out=result)
+            values[-1] = result if self.keepdims else result.reshape(self.reduction.shape)
         return values
 
-    def _reduced_within_blocks(self, first):
-        """True when every block spans the reduced axes whole, so each block's
-        reduction is final and is written straight into the result."""
-        shape = self.group.shape
-        return all(first[j] == slice(None) or (first[j].start == 0 and first[j].stop == shape[j])
-                   for j in self.axes)
+    def _tiling(self):
+        """(points per block, [(index, block shape, reduction target)], whether
+        each block's reduction is final), for the current BLOCK_BYTES; None
+        when blocks that size cannot hold whole rows of the row reductions."""
+        points = max(1, BLOCK_BYTES // self.itemsize)
+        if self.tiles is None or self.tiles[0] != points:
+            shape = self.group.shape
+            tiles = []
+            for index in blocks(shape, points):
+                block_shape = tuple(len(range(*s.indices(n))) for s, n in zip(index, shape))
+                target = None
+                if self.reduction is not None:
+                    target = tuple(slice(None) if j in self.axes else s for j, s in enumerate(index))
+                tiles.append((index, block_shape, target))
+            # Every block spans the reduced axes whole: its reduction is final
+            # and goes straight into the result.
+            direct = self.reduction is not None and all(
+                tiles[0][1][j] == shape[j] for j in self.axes)
+            rows_whole = all(tiles[0][1][j] == shape[j] for j in self.group.row_axes)
+            self.tiles = (points, tiles, direct, rows_whole)
+        return self.tiles if self.tiles[3] else None
 
-    def _run(self, inputs, sliced, outputs, run, result):
+    def _run(self, inputs, sliced, outputs, run, result, points):
         """Compute the blocks `run`; return the partial reduction, if any."""
-        group = self.group
-        body = group.body
-        n_in = self.n_in
-        elementwise = len(body) - (self.reduction is not None)
-        temps = [np.empty(BLOCK, d.dtype) for d in self.register_dtypes]
+        temps = [np.empty(points, dtype.dtype) for dtype in self.register_dtypes]
         views = {}
         partial = None
-        if self.reduction is not None and result is None:
-            partial = np.full(self.acc_shape, _identity(self.reduction.op.name, self.reduction.dtype.dtype),
-                              self.reduction.dtype.dtype)
+        reduction = self.reduction
+        if reduction is not None and result is None:
+            partial = np.full(self.acc_shape, _identity(reduction.op.name, reduction.dtype.dtype),
+                              reduction.dtype.dtype)
+        program = self.program
         with np.errstate(all="ignore"):
-            for index in run:
-                block_shape = _block_shape(index, group.shape)
-                temp_views = views.get(block_shape)
-                if temp_views is None:
+            for index, block_shape, target in run:
+                temp = views.get(block_shape)
+                if temp is None:
                     n = prod(block_shape)
-                    temp_views = views[block_shape] = [t[:n].reshape(block_shape) for t in temps]
+                    temp = views[block_shape] = [t[:n].reshape(block_shape) for t in temps]
                 values = [x[index] if s else x for x, s in zip(inputs, sliced)]
-                for k in range(elementwise):
-                    instruction = body[k]
-                    args = [values[a] for a in instruction.args]
-                    value = n_in + k
-                    out = outputs.get(value)
-                    if out is not None:
-                        out = out[index]
-                        if self.ufuncs[k] is not None:
-                            self.ufuncs[k](*args, out=out)
-                        else:
-                            out[...] = self.fns[k](*args)
-                    elif self.registers[k] is not None:
-                        out = self.ufuncs[k](*args, out=temp_views[self.registers[k]])
+                for mode, fn, args, where in program:
+                    operands = [values[a] for a in args]
+                    if mode is _TEMP:
+                        values.append(fn(*operands, out=temp[where]))
+                    elif mode is _NEW:
+                        values.append(fn(*operands))
+                    elif mode is _OUT:
+                        values.append(fn(*operands, out=outputs[where][index]))
                     else:
-                        out = self.fns[k](*args)
-                    values.append(out)
-                if self.reduction is not None:
-                    source = values[body[-1].args[0]]
-                    target = tuple(slice(None) if j in self.axes else s for j, s in enumerate(index))
+                        out = outputs[where][index]
+                        out[...] = fn(*operands)
+                        values.append(out)
+                if reduction is not None:
+                    source = values[self.source]
                     if result is not None:
-                        self.reducer.reduce(source, axis=self.axes, keepdims=True, dtype=self.reduce_dtype,
-                                            out=result[target])
+                        self.reducer.reduce(source, self.axes, self.reduce_dtype, result[target], True)
                     else:
                         here = partial[target]
-                        self.reducer(here, self.reducer.reduce(source, axis=self.axes, keepdims=True,
-                                                               dtype=self.reduce_dtype), out=here)
+                        self.reducer(here, self.reducer.reduce(source, self.axes, self.reduce_dtype, None, True),
+                                     out=here)
         return partial

@@ -39,6 +39,9 @@ class Instruction:
 class FusedGroup:
     """Elementwise instructions over `shape`, optionally ending in a reduction.
 
+    Row reductions may come before the end: they reduce trailing axes with
+    keepdims, and later instructions broadcast their results back.
+
     `inputs` holds each input's (shape, dtype, layout): an input broadcasts to
     `shape` right-aligned, as NumPy does, and its layout is what the executor
     reported for its buffer ("C" contiguous, "S" strided, "B" broadcast), so a
@@ -71,6 +74,15 @@ class FusedGroup:
         """The final reduction instruction, or None."""
         last = self.body[-1]
         return last if last.op.kind == "reduce" else None
+
+    @property
+    def row_axes(self):
+        """The trailing axes that row reductions (reductions before the last
+        instruction, which keep dimensions) reduce; () when there are none."""
+        for instruction in self.body[:-1]:
+            if instruction.op.kind == "reduce":
+                return instruction.attrs[0]
+        return ()
 
     def __eq__(self, other):
         return isinstance(other, FusedGroup) and self._key == other._key

@@ -7,8 +7,14 @@ an elementwise producer joins the group of its users when every user inside
 the plan is in that one group and it has the group's iteration shape. A group
 built this way is convex (no path leaves it and comes back), so it can run as
 one step, and no member is recomputed: a member some force point asked for is
-an extra output of the group. A reduction is always a group's root, so a
-group ends in at most one reduction.
+an extra output of the group.
+
+A reduction starts a group of its own, as its root, unless it is a row
+reduction of a group: it keeps its dimensions, reduces trailing axes (the
+same ones as the group's other row reductions), reads a value of the group's
+shape and all its users are in the group. Then each block of the group holds
+whole rows, and the group computes the reduction and its broadcast back in one
+pass: row softmax is one group (max, subtract, exp, sum, divide).
 
 Operands of another shape (a 0-d scalar, a row to broadcast) are inputs of the
 group, not members; a small group of one node stays an ordinary step.
@@ -29,11 +35,12 @@ ENABLED = True
 class Group:
     """Nodes of the plan fused into one step (members in plan order)."""
 
-    __slots__ = ("shape", "device", "members", "inputs", "outputs", "program")
+    __slots__ = ("shape", "device", "row_axes", "members", "inputs", "outputs", "program")
 
     def __init__(self, shape, device):
         self.shape = shape
         self.device = device
+        self.row_axes = None   # the axes its row reductions reduce
         self.members = []
         self.inputs = []
         self.outputs = []
@@ -49,6 +56,7 @@ def fuse(order, requested, supports, layout_of):
     """
     if not ENABLED:
         return []
+    wanted = set(requested)
     users = {}
     for node in order:
         if node.buffer is None:
@@ -61,18 +69,20 @@ def fuse(order, requested, supports, layout_of):
         name = node.op.name
         if name in ELEMENTWISE_OPS:
             group = _group_of_users(node, users.get(node), group_of)
+            if group is not None and group.shape != node.shape:
+                group = None
             if group is None:
                 group = Group(node.shape, node.device)
         elif name in BLOCK_REDUCE_OPS:
-            source = node.inputs[0]
-            group = Group(source.shape, node.device)
+            group = _row_group(node, users.get(node), group_of, wanted)
+            if group is None:
+                group = Group(node.inputs[0].shape, node.device)
         else:
             continue
         group.members.append(node)
         group_of[node] = group
     groups = []
     seen = set()
-    wanted = set(requested)
     for node in order:
         group = group_of.get(node)
         if group is None or id(group) in seen:
@@ -89,15 +99,29 @@ def fuse(order, requested, supports, layout_of):
 
 
 def _group_of_users(node, node_users, group_of):
-    """The group `node` can join: the one group all its users belong to."""
+    """The one group all the users of `node` belong to, or None."""
     if not node_users:
         return None
     group = group_of.get(node_users[0])
-    if group is None or group.shape != node.shape or group.device is not node.device:
+    if group is None or group.device is not node.device:
         return None
     for user in node_users:
         if group_of.get(user) is not group:
             return None
+    return group
+
+
+def _row_group(node, node_users, group_of, wanted):
+    """The group a reduction can join as a row reduction, or None."""
+    axes, keepdims = node.attrs
+    source = node.inputs[0]
+    ndim = len(source.shape)
+    if not keepdims or not axes or axes != tuple(range(ndim - len(axes), ndim)) or node in wanted:
+        return None
+    group = _group_of_users(node, node_users, group_of)
+    if group is None or group.shape != source.shape or group.row_axes not in (None, axes):
+        return None
+    group.row_axes = axes
     return group
 
 

@@ -2,7 +2,7 @@
 
 `realize(nodes)` runs the passes over the unrealized graph below `nodes`:
 
-    collect (toposort + plan key) -> fuse -> assign slots -> lower -> run
+    collect (toposort + plan key) -> rewrite -> fuse -> assign slots -> lower -> run
 
 The plan cache keys the result of every pass after collect by the graph's
 structure (primitives, attributes, shapes, dtypes, devices, input layouts),
@@ -24,6 +24,7 @@ every core (the CPU executor spreads fused groups over a thread pool).
 """
 
 import threading
+from itertools import count
 
 from .. import debug, executors
 from ..graph.node import Node, retaining, toposort
@@ -31,18 +32,21 @@ from ..graph.primitives import EVALUATED
 from .collect import collect
 from .fuse import fuse
 from .lower import _transfer, lower
+from .rewrite import rewrite
 from .slots import assign_slots
 
 # The plan cache holds at most this many graph nodes over all its plans
-# (a plan holds roughly 0.5 KB per node), least recently used out first.
+# (a plan holds roughly 0.5 KB per node); when it is full, the least recently
+# used plans go until a quarter of the room is free.
 PLAN_CACHE_NODES = 200_000
 _plans = {}
 _cached_nodes = 0
+_uses = count()
 _lock = threading.RLock()
 
 
 class Plan:
-    __slots__ = ("n_slots", "segments", "outputs", "groups", "size")
+    __slots__ = ("n_slots", "segments", "outputs", "groups", "size", "used")
 
     def __init__(self, n_slots, segments, outputs, groups, size):
         self.n_slots = n_slots
@@ -50,6 +54,7 @@ class Plan:
         self.outputs = outputs      # slot of each requested node
         self.groups = groups        # the FusedGroups of the plan, for arrayx.debug
         self.size = size            # graph nodes in the key
+        self.used = 0               # when it last ran, for eviction
 
 
 def _layout(node):
@@ -66,20 +71,24 @@ def _fusable(node):
 
 def build_plan(order, requested):
     """Run the passes after collect over `order`: a compiled Plan."""
+    size = len(order)
+    order, requested = rewrite(order, requested, _layout)
     groups = fuse(order, requested, _fusable, lambda n: _layout(n) if n.buffer is not None else None)
     steps, n_slots, outputs = assign_slots(order, groups, requested)
     input_devices = [n.device for n in order if n.buffer is not None]
     n_slots, segments = lower(steps, n_slots, input_devices, outputs)
-    return Plan(n_slots, segments, outputs, [g.program for g in groups], len(order))
+    return Plan(n_slots, segments, outputs, [g.program for g in groups], size)
 
 
 def _cache(key, plan):
     global _cached_nodes
+    if _cached_nodes + plan.size > PLAN_CACHE_NODES:
+        for old in sorted(_plans, key=lambda k: _plans[k].used):
+            _cached_nodes -= _plans.pop(old).size
+            if _cached_nodes + plan.size <= PLAN_CACHE_NODES * 3 // 4:
+                break
     _plans[key] = plan
     _cached_nodes += plan.size
-    while _cached_nodes > PLAN_CACHE_NODES and len(_plans) > 1:
-        oldest = next(iter(_plans))
-        _cached_nodes -= _plans.pop(oldest).size
 
 
 def clear_plan_cache():
@@ -104,13 +113,14 @@ def realize(nodes):
         if not requested:
             return
         order, key, inputs, _ = collect(requested, retaining(), _layout)
-        plan = _plans.pop(key, None)
+        plan = _plans.get(key)
         if plan is None:
             plan = build_plan(order, requested)
+            _cache(key, plan)
             debug.counters["plans_built"] += 1
         else:
             debug.counters["plan_cache_hits"] += 1
-        _cache(key, plan)   # (re)inserted last: the most recently used
+        plan.used = next(_uses)
         del order
         slots = [n.buffer for n in inputs]
         slots += [None] * (plan.n_slots - len(slots))

@@ -1,0 +1,86 @@
+"""Rewrite pass: algebraic rewrites that pay, before fusion.
+
+`sum(x * y)` over every axis, with x and y of one floating shape, is a dot
+product: BLAS computes it in one pass without the product array, and with
+the same special cases (a NaN or an infinite product makes the sum NaN or
+infinite, a sum of zeros is +0.0). It only differs by summation order, as
+any blocked reduction does.
+
+Rewrites never touch the user's graph: a rewritten node and every node of the
+plan downstream of it are copies, so `xp.graph` still shows what was built and
+autodiff still sees the recorded primitives.
+"""
+
+from math import prod
+
+from ..graph.node import Node
+from ..graph.primitives import PRIMITIVES
+
+_MATMUL, _RESHAPE = PRIMITIVES["matmul"], PRIMITIVES["reshape"]
+
+
+def rewrite(order, requested, layout_of):
+    """(order, requested) with the rewrites applied; the same lists when
+    nothing matched. `layout_of(node)` is a realized node's layout."""
+    users = {}
+    for node in order:
+        if node.buffer is None:
+            for i in node.inputs:
+                users.setdefault(i, []).append(node)
+    wanted = set(requested)
+    replaced = {}
+    out = []
+    for node in order:
+        if node.buffer is None:
+            dot = _as_dot(node, users, wanted, layout_of, replaced)
+            if dot is not None:
+                out.extend(dot)
+                replaced[node] = dot[-1]
+                continue
+            if any(i in replaced for i in node.inputs):
+                copy = Node(node.op, tuple(replaced.get(i, i) for i in node.inputs), node.attrs,
+                            node.shape, node.dtype, node.device)
+                replaced[node] = copy
+                node = copy
+        out.append(node)
+    if not replaced:
+        return order, requested
+    requested = [replaced.get(n, n) for n in requested]
+    return _live(out, requested), requested
+
+
+def _live(order, requested):
+    """`order` without the unrealized nodes no requested node needs any more
+    (the product a dot replaced). Realized nodes stay: they are the plan's
+    inputs, bound by position."""
+    needed = set(requested)
+    for node in reversed(order):
+        if node in needed and node.buffer is None:
+            needed.update(node.inputs)
+    return [n for n in order if n.buffer is not None or n in needed]
+
+
+def _as_dot(node, users, wanted, layout_of, replaced):
+    """The nodes computing `sum(x * y)` as a dot product, the result last
+    (over the copies in `replaced` of x and y, where they were rewritten)."""
+    if node.op.name != "sum" or node.dtype.kind not in "fc":
+        return None
+    product = node.inputs[0]
+    axes, keepdims = node.attrs
+    if (product.buffer is not None or product.op.name != "multiply" or product in wanted
+            or len(users[product]) != 1 or axes != tuple(range(len(product.shape)))):
+        return None
+    x, y = product.inputs
+    if x.shape != product.shape or y.shape != product.shape:
+        return None   # a broadcast operand: the product is bigger than its inputs
+    if any(n.buffer is not None and layout_of(n) != "C" for n in (x, y)):
+        return None   # a strided view would be copied to make it one vector
+    n = prod(product.shape)
+    x, y = replaced.get(x, x), replaced.get(y, y)
+    flat = [Node(_RESHAPE, (v,), ((n,),), (n,), v.dtype, v.device) if v.shape != (n,) else v for v in (x, y)]
+    nodes = [f for f in flat if f not in (x, y)]
+    dot = Node(_MATMUL, tuple(flat), (), (), node.dtype, node.device)
+    nodes.append(dot)
+    if keepdims and node.shape != ():
+        nodes.append(Node(_RESHAPE, (dot,), (node.shape,), node.shape, node.dtype, node.device))
+    return nodes
