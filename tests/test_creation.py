@@ -451,3 +451,23 @@ def test_asarray_accepts_the_device_of_an_existing_array():
 def test_unknown_device_raises_naming_the_function(fn, args):
     with pytest.raises(ValueError, match=fn.__name__):
         fn(*args, device="gpu")
+
+
+# A device's name stands for the device wherever a device is accepted (as torch and jax accept "cpu").
+@pytest.mark.parametrize("fn, args", CREATORS + [(fn, (xp.ones(2),) + args) for fn, args in LIKE_CREATORS]
+                         + [(xp.fft.fftfreq, (4,)), (xp.fft.rfftfreq, (4,)), (xp.astype, (xp.ones(2), xp.int8))])
+def test_a_device_name_is_accepted_as_the_device(fn, args):
+    assert fn(*args, device="cpu").device == CPU
+    assert_same(fn(*args, device="cpu"), np.asarray(fn(*args, device=CPU)))
+
+
+def test_to_device_accepts_a_device_name():
+    x = xp.arange(3.0) * 2.0
+    assert_same(x.to_device("cpu"), np.asarray([0.0, 2.0, 4.0]))
+    assert xp.asarray(x, device="cpu") is x
+
+
+@pytest.mark.parametrize("device", ["gpu", "CPU", "cpu:0", 0])
+def test_an_unknown_device_name_lists_the_valid_devices(device):
+    with pytest.raises(ValueError, match=rf"^to_device: unknown device {device!r}; expected one of \[Device\('cpu'\)\]"):
+        xp.ones(2).to_device(device)

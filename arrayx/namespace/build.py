@@ -202,12 +202,16 @@ def normalize_shape(shape, name):
 
 
 def check_device(device, name):
-    """`device` (None means the default) as a Device arrayx has an executor for."""
+    """`device` (None means the default; a Device or its name, e.g. "cpu") as a
+    Device arrayx has an executor for."""
     if device is None:
         return CPU
-    if isinstance(device, Device) and device in executors.devices():
+    available = executors.devices()
+    if isinstance(device, str):
+        device = next((d for d in available if d.name == device), device)
+    if isinstance(device, Device) and device in available:
         return device
-    raise ValueError(f"{name}: unknown device {device!r}; available: {list(executors.devices())}")
+    raise ValueError(f"{name}: unknown device {device!r}; expected one of {list(available)} or its name")
 
 
 __all__ = [
