@@ -36,6 +36,7 @@ from .namespace.sorting import *  # noqa: F401,F403
 from .namespace.sets import *  # noqa: F401,F403
 from . import debug, fft, linalg  # noqa: F401  (the standard's extensions are submodules)
 from .graph.display import describe as _describe
+from .namespace.build import node_of as _node_of
 from .scheduler.schedule import realize as _realize
 
 __version__ = "0.1.0"
@@ -50,10 +51,10 @@ newaxis = None
 
 def eval(*arrays):
     """Force several arrays at once: one plan computes all of them."""
-    _realize([a._node for a in arrays])
+    _realize([_node_of(a, "eval", f"arrays[{i}]") for i, a in enumerate(arrays)])
     return arrays[0] if len(arrays) == 1 else arrays
 
 
 def graph(x):
     """The unevaluated graph below x, one node a line (cheap: computes nothing)."""
-    return _describe([x._node])
+    return _describe([_node_of(x, "graph")])

@@ -21,7 +21,7 @@ import operator
 
 from . import dtypes as dt
 from .namespace.array_object import Array
-from .namespace.build import (P, astype_node, check_device, check_dtype, make, node_of, normalize_axis,
+from .namespace.build import (P, astype_node, check_device, check_dtype, check_size, make, node_of, normalize_axis,
                               scalar_node, wrap)
 from .namespace.creation import check_dtype_arg, iota
 from .namespace.manipulation import roll
@@ -285,6 +285,7 @@ def fftfreq(n, /, *, d=1.0, dtype=None, device=None):
     a real-valued floating-point dtype (default: the default floating dtype).
     """
     n, d, dtype, device = _freq_args("fftfreq", n, d, dtype, device)
+    check_size((n,), dt.float64, "fftfreq")  # the frequencies are computed in float64
     index = iota((n,), 0, dt.float64, device)
     # The first (n+1)//2 frequencies are non-negative; the rest are index - n.
     negative = make(P["greater_equal"], (index, scalar_node((n + 1) // 2, dt.float64, device, "fftfreq")))
@@ -300,6 +301,7 @@ def rfftfreq(n, /, *, d=1.0, dtype=None, device=None):
     considered to be positive. The result has shape (n//2 + 1,).
     """
     n, d, dtype, device = _freq_args("rfftfreq", n, d, dtype, device)
+    check_size((n // 2 + 1,), dt.float64, "rfftfreq")  # the frequencies are computed in float64
     k = iota((n // 2 + 1,), 0, dt.float64, device)
     return _scaled("rfftfreq", k, n, d, dtype, device)
 

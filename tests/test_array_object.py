@@ -4,6 +4,7 @@ functions, matmul, matrix_transpose and the @ operator."""
 
 import math
 import operator
+import re
 
 import numpy as np
 import pytest
@@ -121,6 +122,37 @@ def test_repr_shows_the_computed_values_and_dtype():
 @pytest.mark.parametrize("value, shown", [(7, "7"), (True, "True"), (1 + 2j, "1.+2.j")])
 def test_repr_of_0d_arrays_shows_the_value(value, shown):
     assert shown in repr(xp.asarray(value))
+
+
+# format: the oracle is Python's format() of the NumPy element as a Python scalar.
+FORMAT_SPECS = {"b": ["", "d", ">5"], "iu": ["", "d", "x", "+08d", ".2f", ",", "e"],
+                "f": ["", ".3f", "e", ".2%", "g", "+.1e", "10.4f"], "c": ["", ".3f", "e", "g"]}
+
+
+@given(a=arrays(shape=()), data=st.data())
+def test_format_of_a_0d_array_formats_its_python_scalar(a, data):
+    kind = next(k for k in FORMAT_SPECS if a.dtype.kind in k)
+    spec = data.draw(st.sampled_from(FORMAT_SPECS[kind][1:]))
+    x = xp.asarray(a)
+    assert format(x, spec) == format(a.item(), spec)
+    assert f"{x:{spec}}" == format(a.item(), spec)
+
+
+def test_format_is_a_force_point():
+    loss = xp.sum(xp.asarray([0.25, 0.5]) ** 2)  # lazy
+    assert f"{loss:.3f}" == "0.312" and f"{loss:.2e}" == format(0.3125, ".2e")
+
+
+@given(a=arrays())
+def test_format_with_an_empty_spec_is_str_for_any_shape(a):
+    x = xp.asarray(a)
+    assert format(x, "") == f"{x}" == str(x)
+
+
+@pytest.mark.parametrize("shape", [(1,), (2, 3), (0,)])
+def test_format_spec_of_an_array_with_dimensions_raises_naming_the_shape(shape):
+    with pytest.raises(TypeError, match=rf"^__format__: .*'\.3f'.*shape {re.escape(str(shape))}"):
+        f"{xp.ones(shape):.3f}"
 
 
 @given(a=arrays())

@@ -1,12 +1,15 @@
 """Creation functions against NumPy: arange, asarray, empty/zeros/ones/full (and
 their _like forms), eye, linspace, meshgrid, tril/triu, from_dlpack, device=."""
 
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import arrayx as xp
+from arrayx import debug
 from oracle import DTYPE_NAMES, assert_same
 
 NUMERIC_NAMES = DTYPE_NAMES[1:]
@@ -451,3 +454,81 @@ def test_asarray_accepts_the_device_of_an_existing_array():
 def test_unknown_device_raises_naming_the_function(fn, args):
     with pytest.raises(ValueError, match=fn.__name__):
         fn(*args, device="gpu")
+
+
+# A device's name stands for the device wherever a device is accepted (as torch and jax accept "cpu").
+@pytest.mark.parametrize("fn, args", CREATORS + [(fn, (xp.ones(2),) + args) for fn, args in LIKE_CREATORS]
+                         + [(xp.fft.fftfreq, (4,)), (xp.fft.rfftfreq, (4,)), (xp.astype, (xp.ones(2), xp.int8))])
+def test_a_device_name_is_accepted_as_the_device(fn, args):
+    assert fn(*args, device="cpu").device == CPU
+    assert_same(fn(*args, device="cpu"), np.asarray(fn(*args, device=CPU)))
+
+
+def test_to_device_accepts_a_device_name():
+    x = xp.arange(3.0) * 2.0
+    assert_same(x.to_device("cpu"), np.asarray([0.0, 2.0, 4.0]))
+    assert xp.asarray(x, device="cpu") is x
+
+
+@pytest.mark.parametrize("device", ["gpu", "CPU", "cpu:0", 0])
+def test_an_unknown_device_name_lists_the_valid_devices(device):
+    with pytest.raises(ValueError, match=rf"^to_device: unknown device {device!r}; expected one of \[Device\('cpu'\)\]"):
+        xp.ones(2).to_device(device)
+
+
+# Impossible shapes: NumPy (the CPU executor) refuses an array whose nonzero
+# dimensions times the item size exceed sys.maxsize; arrayx refuses it at the
+# call, before anything is computed, naming the function.
+
+HUGE = 2**40  # HUGE * HUGE elements: far beyond sys.maxsize bytes, each dimension alone is fine
+TOO_BIG = [
+    ("zeros", lambda: xp.zeros((HUGE, HUGE)), lambda: np.zeros((HUGE, HUGE))),
+    ("ones", lambda: xp.ones((HUGE, HUGE), dtype=xp.int8), lambda: np.ones((HUGE, HUGE), dtype=np.int8)),
+    ("empty", lambda: xp.empty((0, HUGE, HUGE)), lambda: np.empty((0, HUGE, HUGE))),
+    ("full", lambda: xp.full(2**64, 1.5), lambda: np.full(2**64, 1.5)),
+    ("zeros_like", lambda: xp.zeros_like(xp.ones(2**62, dtype=xp.int8), dtype=xp.float64),
+     lambda: np.empty(2**62, dtype=np.float64)),
+    ("full_like", lambda: xp.full_like(xp.ones(2**62, dtype=xp.int8), 1, dtype=xp.int16),
+     lambda: np.empty(2**62, dtype=np.int16)),
+    ("eye", lambda: xp.eye(HUGE), lambda: np.eye(HUGE)),
+    ("arange", lambda: xp.arange(2**63), lambda: np.empty(2**63, dtype=np.int64)),
+    ("arange", lambda: xp.arange(0.0, float("inf")), lambda: np.arange(0.0, float("inf"))),
+    ("linspace", lambda: xp.linspace(0, 1, 2**62), lambda: np.empty(2**62, dtype=np.float64)),
+    ("meshgrid", lambda: xp.meshgrid(xp.ones(HUGE), xp.ones(HUGE)), lambda: np.empty((HUGE, HUGE))),
+    ("reshape", lambda: xp.reshape(xp.zeros(0), (0, HUGE, HUGE)), lambda: np.zeros(0).reshape(0, HUGE, HUGE)),
+    ("broadcast_to", lambda: xp.broadcast_to(xp.zeros(1), (HUGE, HUGE)), lambda: np.broadcast_to(np.zeros(1), (HUGE, HUGE))),
+    ("broadcast_arrays", lambda: xp.broadcast_arrays(xp.ones((HUGE, 1)), xp.ones((1, HUGE))),
+     lambda: np.empty((HUGE, HUGE))),
+    ("tile", lambda: xp.tile(xp.ones(HUGE), (HUGE,)), lambda: np.empty(HUGE * HUGE)),
+    ("repeat", lambda: xp.repeat(xp.ones(HUGE), HUGE), lambda: np.empty(HUGE * HUGE)),
+    # Shapes computed by the graph's rules are checked too, naming the primitive.
+    ("add", lambda: xp.ones((HUGE, 1)) + xp.ones((1, HUGE)), lambda: np.empty((HUGE, HUGE))),
+    ("matmul", lambda: xp.ones((HUGE, 1)) @ xp.ones((1, HUGE)), lambda: np.empty((HUGE, HUGE))),
+    ("concat", lambda: xp.concat([xp.ones(2**59), xp.ones(2**59)]), lambda: np.empty(2**60)),
+    ("fftfreq", lambda: xp.fft.fftfreq(2**62), lambda: np.empty(2**62)),
+]
+
+
+@pytest.mark.parametrize("name, call, numpy_call", TOO_BIG, ids=[f"{c[0]}-{i}" for i, c in enumerate(TOO_BIG)])
+def test_impossible_shapes_raise_at_the_call_naming_the_function(name, call, numpy_call):
+    with pytest.raises(ValueError):  # the oracle: NumPy cannot make this array either
+        numpy_call()
+    debug.reset()
+    with pytest.raises(ValueError, match=f"^{name}: "):
+        call()
+    assert debug.counters["steps_run"] == 0 and debug.counters["realizations"] == 0
+
+
+@pytest.mark.parametrize("dtype", [xp.int8, xp.float64, xp.complex128])
+def test_the_largest_addressable_shape_is_accepted_lazily(dtype):
+    # One element more than sys.maxsize bytes allow is refused, as NumPy refuses it
+    # (NumPy then only fails to allocate the largest one: a MemoryError, not a ValueError).
+    n = sys.maxsize // dtype.itemsize
+    with pytest.raises(ValueError):
+        np.empty(n + 1, dtype=dtype.dtype)
+    assert xp.zeros(n, dtype=dtype).shape == (n,)
+    assert xp.broadcast_to(xp.zeros(1, dtype=dtype), (n,)).shape == (n,)
+    with pytest.raises(ValueError, match="^zeros: shape"):
+        xp.zeros(n + 1, dtype=dtype)
+    with pytest.raises(ValueError, match="^broadcast_to: shape"):
+        xp.broadcast_to(xp.zeros(1, dtype=dtype), (n + 1,))

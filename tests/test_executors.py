@@ -131,6 +131,13 @@ def test_to_device_moves_values_between_executors(box):
     assert np.asarray(back).tolist() == [2.0, 4.0, 6.0]
 
 
+def test_a_registered_device_is_reachable_by_its_name(box):
+    device, _ = box
+    moved = xp.asarray([1.0, 2.0]).to_device(device.name)
+    assert moved.device == device and np.asarray(moved.to_device("cpu")).tolist() == [1.0, 2.0]
+    assert xp.zeros(2, device=device.name).device == device
+
+
 def test_unknown_device_is_a_value_error_naming_the_function():
     with pytest.raises(ValueError, match="zeros"):
         xp.zeros(3, device=Device("nowhere"))

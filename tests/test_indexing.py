@@ -194,6 +194,7 @@ def setitem_matches_numpy(a, key, value, xp_value):
     except (IndexError, ValueError) as e:
         with pytest.raises(type(e), match="__setitem__"):
             x[to_xp(key)] = xp_value
+        assert_same(x, a)                 # a failed assignment leaves x as it was, as in NumPy
         return
     x[to_xp(key)] = xp_value
     assert_same(x, expected)
@@ -249,9 +250,9 @@ def counters():
 
 def test_integer_array_indexing_is_lazy(counters):
     x = xp.exp(xp.asarray(np.arange(12.0).reshape(3, 4)))
-    i = xp.asarray([2, -1]) + 0
+    i = xp.asarray([3, 0]) - 1        # lazy indices: getitem keeps them lazy
     y = x[i, 1:]
-    x[0, i] = 0.0
+    x[0, xp.asarray([2, -1])] = 0.0   # evaluated indices: setitem checks them and stays lazy
     x[True, :, 1:] = y[0]
     assert counters["realizations"] == counters["steps_run"] == 0
     a = np.exp(np.arange(12.0).reshape(3, 4))
@@ -286,14 +287,53 @@ def test_a_mask_is_a_force_point_that_computes_the_array_once(counters):
     assert counters["steps_run"] == steps + 1    # the gather only: sin is not recomputed
 
 
-def test_out_of_bounds_integer_arrays_raise_at_evaluation():
+def test_out_of_bounds_integer_arrays_in_getitem_raise_at_evaluation():
     x = xp.ones((3, 2))
     y = x[xp.asarray([0, 3])]       # nothing checked yet: the indices are data
     with pytest.raises(IndexError, match="__getitem__"):
         np.asarray(y)
-    x[:, xp.asarray([-3])] = 2.0
-    with pytest.raises(IndexError, match="__setitem__"):
-        np.asarray(x)
+    assert_same(x, np.ones((3, 2)))
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize("key", [
+    ([1, 10],), ([-7],), (slice(None), [0, 4]), ([1], [4]), (Ellipsis, [2**63 - 1]), ([[0], [3]], 0),
+], ids=repr)
+def test_out_of_bounds_setitem_raises_at_the_call_and_leaves_x_as_numpy_does(lazy, key):
+    # NumPy raises at the assignment and keeps the array; so does arrayx, lazy indices included.
+    a = np.arange(12.0).reshape(3, 4)
+    expected = a.copy()
+    with pytest.raises(IndexError, match="out of bounds"):
+        expected[tuple(np.asarray(k) if isinstance(k, list) else k for k in key)] = 0.0
+    x = xp.asarray(a) * 1.0           # lazy, as the values of a training loop are
+    index = (lambda k: xp.asarray(k) + 0) if lazy else xp.asarray
+    with pytest.raises(IndexError, match=r"^__setitem__: index -?\d+ is out of bounds for axis \d+ with size \d+$"):
+        x[tuple(index(k) if isinstance(k, list) else k for k in key)] = 0.0
+    assert_same(x, a)                 # unchanged, and usable at every later force point
+    x[xp.asarray([1, -1])] = 7.0
+    expected[[1, -1]] = 7.0
+    assert_same(x, expected)
+
+
+def test_setitem_evaluates_a_lazy_index_array_but_not_the_array(counters):
+    a = np.arange(12.0).reshape(3, 4)
+    x = xp.exp(xp.asarray(a))
+    i = xp.asarray([3, 0]) - 1        # [2, -1], lazy
+    x[0, i] = 0.0
+    assert counters["realizations"] == 1 and i._node.buffer is not None
+    assert x._node.buffer is None     # the assignment itself stays lazy
+    expected = np.exp(a)
+    expected[0, [2, -1]] = 0.0
+    assert_same(x, expected)
+
+
+def test_a_mask_that_does_not_fit_raises_at_the_call_and_leaves_x():
+    x = xp.asarray(np.arange(6.0)) * 1.0
+    with pytest.raises(IndexError, match="^__setitem__: boolean index of shape"):
+        x[xp.asarray([True, False])] = 1.0
+    with pytest.raises(ValueError, match="^__setitem__: value of shape"):
+        x[x > 2.5] = xp.asarray([1.0, 2.0])   # the mask selects 3 elements
+    assert_same(x, np.arange(6.0))
 
 
 # errors

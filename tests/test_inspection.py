@@ -34,7 +34,7 @@ def test_devices_is_a_tuple_holding_the_default_device():
     assert info.default_device() in devices
 
 
-@pytest.mark.parametrize("device", [None, xp.Device("cpu")])
+@pytest.mark.parametrize("device", [None, xp.Device("cpu"), "cpu"])
 def test_default_dtypes_match_creation_defaults(device):
     defaults = info.default_dtypes(device=device)
     assert defaults == {"real floating": xp.float64, "complex floating": xp.complex128,
@@ -46,7 +46,7 @@ def test_default_dtypes_match_creation_defaults(device):
 
 def test_dtypes_lists_every_dtype_by_name():
     assert info.dtypes() == {name: getattr(xp, name) for name in DTYPE_NAMES}
-    assert info.dtypes(device=xp.Device("cpu")) == info.dtypes()
+    assert info.dtypes(device=xp.Device("cpu")) == info.dtypes() == info.dtypes(device="cpu")
 
 
 @pytest.mark.parametrize("kind", KINDS + [("bool", "complex floating"), ("integral", "real floating")])

@@ -33,6 +33,24 @@ def test_each_force_point_runs_the_plan(force):
     assert float(y) == 9.0
 
 
+@pytest.mark.parametrize("call, message", [
+    (lambda: xp.eval(np.ones(3)), r"^eval: arrays\[0\] must be an arrayx array, got ndarray$"),
+    (lambda: xp.eval(xp.ones(2), [1.0]), r"^eval: arrays\[1\] must be an arrayx array, got list$"),
+    (lambda: xp.graph(np.ones(3)), r"^graph: x must be an arrayx array, got ndarray$"),
+    (lambda: xp.graph(2.0), r"^graph: x must be an arrayx array, got float$"),
+])
+def test_eval_and_graph_of_a_non_array_raise_a_type_error_naming_the_function(call, message):
+    with pytest.raises(TypeError, match=message):
+        call()
+
+
+def test_eval_of_a_non_array_forces_nothing():
+    y = xp.ones(2) * 2.0
+    with pytest.raises(TypeError):
+        xp.eval(y, np.ones(3))
+    assert debug.counters["realizations"] == 0
+
+
 def test_rebuilt_graph_hits_the_plan_cache():
     data = np.linspace(0, 1, 100)
     results = []

@@ -13,10 +13,12 @@ of equal values, max/min with repeated extremes) where the derivative is
 not defined.
 """
 
+import gc
 import os
 import subprocess
 import sys
 import textwrap
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -397,6 +399,42 @@ def test_memoized_per_key_and_backend_and_values_read_at_call_time(be):
     assert Autodiff(x0 * x1 + 1.0, other) is not ad
     x1[:] = 5.0                                           # the memoized object sees new values
     np.testing.assert_allclose(Autodiff(x0 * x1 + 1.0, be).get_grad_asnumpyarray([x0])[0], np.full((2, 2), 5.0))
+
+
+def test_cleanup_forgets_the_object_as_neons_tests_use_it(be):
+    # neon's test_gradients: build an Autodiff, read the gradients, cleanup(), next case.
+    a, b = pos((2, 3)), signed((2, 3))
+    x0, x1 = be.array(a, name='x0'), be.array(b, name='x1')
+    ad = Autodiff(x0 * x1 + x0, be)
+    g0, g1 = ad.get_grad_asnumpyarray([x0, x1])
+    np.testing.assert_allclose(g0, b + 1.0, rtol=1e-15)   # d/dx0 = x1 + 1, one rounding
+    np.testing.assert_array_equal(g1, a)                  # d/dx1 = x0, exact
+    ad.cleanup()
+    ad.cleanup()                                          # idempotent
+    assert ad.op_tree is None and ad.be is None and ad.next_error is None
+    fresh = Autodiff(x0 * x1 + x0, be)
+    assert fresh is not ad                                # the memo forgot the cleaned object
+    np.testing.assert_allclose(fresh.get_grad_asnumpyarray([x0])[0], b + 1.0, rtol=1e-15)
+    for call in (lambda: ad.get_grad_asnumpyarray([x0]), lambda: ad.get_grad_tensor([x0]),
+                 lambda: ad.get_grad_op_tree([x0]), lambda: ad.back_prop_grad([x0], [be.empty((2, 3))])):
+        with pytest.raises(ValueError, match="^Autodiff: this object was cleaned up"):
+            call()
+
+
+def test_cleanup_releases_the_tensors_the_memo_held(be):
+    def differentiate():
+        x = be.array(pos((3, 3)), name='x')
+        ad = Autodiff(x * x, be)
+        ad.get_grad_asnumpyarray([x])
+        return weakref.ref(x), ad
+
+    x_ref, ad = differentiate()
+    gc.collect()
+    assert x_ref() is not None                            # held by the memoized Autodiff
+    ad.cleanup()
+    del ad
+    gc.collect()
+    assert x_ref() is None
 
 
 def test_unrelated_tensor_gets_zeros_and_leaf_tree(be):

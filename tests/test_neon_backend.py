@@ -3,6 +3,8 @@ allocation, element-wise ops and comparisons, reductions (kept dims, default
 axes) assigned into slices, products, selection, random numbers, and the
 single-device bookkeeping methods."""
 
+import time
+
 import numpy as np
 import pytest
 
@@ -437,6 +439,22 @@ def test_execute_begin_end_and_blocks(be):
     assert (Block.epoch, Block.minibatch, Block.fprop, Block.bprop, Block.update) == (0, 1, 2, 3, 4)
     with pytest.raises(ValueError, match="assign"):
         OpTreeNode.build("add", a, a).execute()
+
+
+def test_timing_marks_measure_milliseconds_between_records(be):
+    # Oracle: time.perf_counter read around the marks; time.sleep waits at least its argument.
+    start, end = be.init_mark(), be.init_mark()
+    before = time.perf_counter()
+    be.record_mark(start)
+    out = be.empty((4, 5))
+    out[:] = be.array(A) * 2.0                    # an assignment runs before the next mark
+    time.sleep(0.02)
+    be.record_mark(end)
+    assert be.synchronize_mark(end) is None
+    after = time.perf_counter()
+    elapsed = be.get_time(start, end)
+    assert 20.0 <= elapsed <= (after - before) * 1000.0
+    np.testing.assert_array_equal(out.get(), A * 2.0)
 
 
 def test_output_dim(be):

@@ -103,6 +103,22 @@ def test_reshape_is_a_view(be):
         t.reshape(5, 3)
 
 
+def test_dimension_reorder_reshapes_to_the_reordered_sizes(be):
+    # neon's Tensor.dimension_reorder: the sizes move, the elements keep their order (NumPy reshape).
+    t = be.array(host((2, 3, 4)))
+    r = t.dimension_reorder([2, 0, 1])
+    assert r.shape == (4, 2, 3) and r.base is t
+    np.testing.assert_array_equal(r.get(), host((2, 3, 4)).reshape(4, 2, 3))
+    r[0, :, :] = -1.0                                    # a view: writes reach t
+    expected = host((2, 3, 4)).reshape(4, 2, 3)
+    expected[0] = -1.0
+    np.testing.assert_array_equal(t.get(), expected.reshape(2, 3, 4))
+    assert t.dimension_reorder((0, 1, 2)) is t
+    for order in ([0, 1], [0, 0, 1], [0, 1, 3]):
+        with pytest.raises(ValueError, match="^dimension_reorder: new_order"):
+            t.dimension_reorder(order)
+
+
 def test_transpose_is_a_view(be):
     t = be.array(host((2, 3)))
     tt = t.T

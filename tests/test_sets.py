@@ -120,11 +120,51 @@ def test_unique_values_meets_the_standard(a):
     check_values(a, np.asarray(out))
 
 
-@given(a=arrays(names=INT_NAMES + ["bool"]))
-def test_unique_values_match_array_api_strict_without_nans(a):
-    got = np.asarray(xp.unique_values(xp.asarray(a)))
-    expected = np.asarray(strict.unique_values(strict.asarray(a)))
-    np.testing.assert_array_equal(np.sort(got), np.sort(expected))
+def assert_identical(got, expected):
+    """Same dtype, shape and values, NaN where NaN, and the same sign on every zero (real and imaginary parts)."""
+    got, expected = np.asarray(got), np.asarray(expected)
+    assert got.dtype == expected.dtype and got.shape == expected.shape, (got.dtype, got.shape, expected.shape)
+    np.testing.assert_array_equal(got, expected)
+    if got.dtype.kind in "fc":
+        for part in (np.real, np.imag):
+            np.testing.assert_array_equal(np.signbit(part(got)), np.signbit(part(expected)))
+
+
+@pytest.mark.parametrize("name", ["unique_all", "unique_counts", "unique_inverse", "unique_values"])
+@given(a=arrays())
+def test_unique_results_are_sorted_as_array_api_strict_returns_them(name, a):
+    # Clients (LabelEncoder-style code, array-api-extra) rely on sorted values,
+    # NaNs last, with indices, inverse and counts in that order.
+    got = getattr(xp, name)(xp.asarray(a))
+    expected = getattr(strict, name)(strict.asarray(a))
+    if name == "unique_values":
+        got, expected = (got,), (expected,)
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        assert_identical(g, e)
+
+
+def test_unique_values_are_sorted_with_nans_last_and_signed_zeros_one_value():
+    x = xp.asarray([3.0, math.nan, -0.0, 100.0, 0.0, -7.0, math.nan, 3.0])
+    values, indices, inverse, counts = xp.unique_all(x)
+    np.testing.assert_array_equal(np.asarray(values), [-7.0, -0.0, 3.0, 100.0, math.nan, math.nan])
+    np.testing.assert_array_equal(np.asarray(indices), [5, 2, 0, 3, 1, 6])  # first occurrences; -0.0 came first
+    assert np.signbit(np.asarray(values)[1])
+    np.testing.assert_array_equal(np.asarray(inverse), [2, 4, 1, 3, 1, 0, 5, 2])
+    np.testing.assert_array_equal(np.asarray(counts), [1, 2, 2, 1, 1, 1])
+
+
+@given(y=arrays(names=INT_NAMES + ["float32", "float64"], min_dims=1, max_dims=1))
+def test_label_encoding_by_sorted_unique_and_searchsorted(y):
+    # scikit-learn's LabelEncoder: classes_ = unique(y); transform(y) = searchsorted(classes_, y).
+    y = y[~np.isnan(y)] if y.dtype.kind == "f" else y
+    classes = xp.unique_values(xp.asarray(y))
+    codes = xp.searchsorted(classes, xp.asarray(y))
+    expected_classes, expected_codes = np.unique(y, return_inverse=True)
+    np.testing.assert_array_equal(np.asarray(classes), expected_classes)
+    np.testing.assert_array_equal(np.asarray(codes), expected_codes)
+    np.testing.assert_array_equal(np.asarray(xp.unique_inverse(xp.asarray(y)).inverse_indices), expected_codes)
+    np.testing.assert_array_equal(np.asarray(xp.take(classes, codes)), y)  # inverse_transform
 
 
 def test_nans_are_distinct_and_signed_zeros_are_one_value():

@@ -141,18 +141,27 @@ def var_atol(a):
     (xp.var, np.var, var_atol),
     (xp.std, np.std, lambda a: math.sqrt(var_atol(a))),  # |sqrt(u) - sqrt(v)| <= sqrt(|u - v|)
 ])
-@given(case=arrays_and_axes(FLOAT_NAMES, bound=10.0), correction=st.sampled_from([0, 1, 0.5, 2.0]))
-def test_var_and_std_match_numpy(fn, np_fn, atol, case, correction):
+@given(case=arrays_and_axes(FLOAT_NAMES, bound=10.0), correction=st.sampled_from([0, 1, 0.5, 2.0, 3, 7.5]))
+def test_var_and_std_match_numpy_and_the_standard(fn, np_fn, atol, case, correction):
     a, axis, keepdims = case
-    expected = numpy_quietly(np_fn, a, axis=axis, keepdims=keepdims, ddof=correction)
+    expected = np.asarray(numpy_quietly(np_fn, a, axis=axis, keepdims=keepdims, ddof=correction))
+    n = a.size // max(expected.size, 1) if a.size else 0  # elements reduced into each result
+    if n - correction <= 0:
+        expected = np.full_like(expected, np.nan)  # the standard's special case; NumPy gives inf or NaN
     got = fn(xp.asarray(a), axis=axis, keepdims=keepdims, correction=correction)
     assert_close(got, expected, atol=atol(a))
 
 
-@pytest.mark.parametrize("fn", [xp.var, xp.std])
-def test_var_and_std_with_correction_at_least_n_are_infinite(fn):
-    # N - correction <= 0: the sum of squares over zero degrees of freedom, as in NumPy.
-    assert float(fn(xp.asarray([1.0, 3.0]), correction=2)) == np.inf
+@pytest.mark.parametrize("fn, np_fn", [(xp.var, np.var), (xp.std, np.std)])
+@pytest.mark.parametrize("correction", [2, 2.5, 3, 100.0])
+def test_var_and_std_with_correction_at_least_n_are_nan(fn, np_fn, correction):
+    # The standard: NaN where N - correction <= 0. NumPy and array-api-strict
+    # divide by max(N - correction, 0) and give inf here; arrayx follows the standard.
+    a = np.asarray([[1.0, 3.0], [2.0, 2.0]], dtype=np.float32)
+    got = fn(xp.asarray(a), axis=1, correction=correction)
+    assert got.dtype == xp.float32 and np.isnan(np.asarray(got)).all()
+    assert np.isinf(numpy_quietly(np_fn, a[0], ddof=correction))  # what the standard overrides
+    assert_close(fn(xp.asarray(a), axis=1, correction=1.5), numpy_quietly(np_fn, a, axis=1, ddof=1.5))
 
 
 # max, min

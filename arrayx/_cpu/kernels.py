@@ -339,13 +339,30 @@ IMPLS.update({
     "irfftn": _fftn(np.fft.irfftn), "hfft": _fft_1d(np.fft.hfft), "ihfft": _fft_1d(np.fft.ihfft),
 })
 
+def _unique(index=False, inverse=False, counts=False):
+    """A unique_* kernel: (values, [indices], [inverse], [counts]), values sorted.
+
+    np.unique sorts (NaNs last, each distinct with equal_nan=False), as clients
+    of unique_* expect and array-api-strict does; np.unique_values and friends
+    hash instead since NumPy 2.3 and return values in no particular order.
+    """
+    def run(a):
+        out = np.unique(a, return_index=index, return_inverse=inverse, return_counts=counts, equal_nan=False)
+        out = list(out) if isinstance(out, tuple) else [out]
+        if inverse:
+            # The standard's inverse has x's shape; np.unique's has varied across NumPy 2.x.
+            out[1 + index] = out[1 + index].reshape(a.shape)
+        return tuple(out)
+    return run
+
+
 # Data-dependent primitives: each takes NumPy arrays and returns a tuple of
 # NumPy arrays whose shapes depend on the values.
 DYNAMIC = {
     "nonzero": lambda a: np.nonzero(a),
-    "unique_all": lambda a: tuple(np.unique_all(a)),
-    "unique_counts": lambda a: tuple(np.unique_counts(a)),
-    "unique_inverse": lambda a: tuple(np.unique_inverse(a)),
-    "unique_values": lambda a: (np.unique_values(a),),
+    "unique_all": _unique(index=True, inverse=True, counts=True),
+    "unique_counts": _unique(counts=True),
+    "unique_inverse": _unique(inverse=True),
+    "unique_values": _unique(),
     "repeat": lambda a, repeats, axis: (np.repeat(a, repeats, axis=axis),),
 }

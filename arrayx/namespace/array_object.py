@@ -2,7 +2,7 @@
 
 Operators record nodes through the namespace functions; nothing is computed
 until a force point (`__bool__`, `__int__`, `__float__`, `__complex__`,
-`__index__`, `__repr__`, `__array__`, `__dlpack__`, `xp.eval`). In-place
+`__index__`, `__repr__`, `__format__`, `__array__`, `__dlpack__`, `xp.eval`). In-place
 operators and `__setitem__` rebind the handle to a new node: arrays computed
 from the old value keep it.
 """
@@ -132,6 +132,15 @@ class Array:
         return f"Array({body}, dtype={self.dtype}{device})"
 
     __str__ = __repr__
+
+    def __format__(self, spec):
+        # f"{loss:.3f}": a 0-d array formats as its Python scalar; f"{x}" is str(x) for any shape.
+        if not spec:
+            return str(self)
+        if self.ndim != 0:
+            raise TypeError(f"__format__: format spec {spec!r} applies to 0-dimensional arrays only, "
+                            f"got shape {self.shape}")
+        return format(self._host()[()].item(), spec)
 
     def __len__(self):
         if self.ndim == 0:

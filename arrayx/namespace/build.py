@@ -7,6 +7,7 @@ in an Array, realizing it when its unrealized chain grows past MAX_DEPTH.
 
 import math
 import operator
+import sys
 
 import numpy as np
 
@@ -38,6 +39,8 @@ def make(prim, inputs, attrs=()):
     shape, dtype = prim.rule(prim, inputs, attrs)
     if prim.kind is MOVEMENT and len(inputs) == 1:
         return movement_node(prim, inputs[0], attrs, shape, dtype)
+    if shape != inputs[0].shape:  # broadcasting, contraction, concat... may outgrow the inputs
+        check_size(shape, dtype, prim.name)
     return Node(prim, inputs, attrs, shape, dtype, inputs[0].device)
 
 
@@ -50,6 +53,8 @@ def movement_node(prim, node, attrs, shape, dtype):
     into plan-cache keys (element loops would miss the cache every time). The
     node keeps its primitive and input, so autodiff still sees the slice.
     """
+    if shape != node.shape:  # a broadcast, or a reshape of a zero-size array, may outgrow it
+        check_size(shape, dtype, prim.name)
     if node.buffer is not None:
         step = Step(prim, attrs, shape, dtype, (0,), 1)
         buffer = executors.executor_for(node.device).view(step, node.buffer)
@@ -61,6 +66,8 @@ def movement_node(prim, node, attrs, shape, dtype):
 def make_multi(prim, inputs, attrs=()):
     """The output nodes of a multi-output primitive (one `select` node each)."""
     outputs = prim.rule(prim, inputs, attrs)
+    for shape, dtype in outputs:
+        check_size(shape, dtype, prim.name)
     node = Node(prim, inputs, attrs, tuple(s for s, _ in outputs), tuple(d for _, d in outputs), inputs[0].device)
     select = P["select"]
     return tuple(Node(select, (node,), (i,), shape, dtype, node.device) for i, (shape, dtype) in enumerate(outputs))
@@ -73,6 +80,7 @@ def dynamic(name, inputs, attrs=()):
 
 def leaf(prim, shape, dtype, attrs, device):
     """A leaf node (full, iota) whose attrs begin with (shape, dtype)."""
+    check_size(shape, dtype, prim.name)
     return Node(prim, (), (shape, dtype) + attrs, shape, dtype, device)
 
 
@@ -201,17 +209,39 @@ def normalize_shape(shape, name):
     return shape
 
 
+def check_size(shape, dtype, name):
+    """A ValueError naming `name` if no array of `shape` and `dtype` can exist.
+
+    NumPy's rule, which the executors share: the product of the nonzero
+    dimensions times the item size must fit in a signed machine word
+    (sys.maxsize bytes), else the array fails at the force point. Functions
+    that take or compute a shape check it here at the call; the node builders
+    above check every shape that may outgrow the inputs (naming the primitive).
+    """
+    n = dtype.itemsize
+    for d in shape:
+        if d:
+            n *= d
+    if n > sys.maxsize:
+        raise ValueError(f"{name}: shape {shape} of {dtype} is too large to address: its nonzero dimensions "
+                         f"times the item size ({dtype.itemsize}) exceed sys.maxsize ({sys.maxsize}) bytes")
+
+
 def check_device(device, name):
-    """`device` (None means the default) as a Device arrayx has an executor for."""
+    """`device` (None means the default; a Device or its name, e.g. "cpu") as a
+    Device arrayx has an executor for."""
     if device is None:
         return CPU
-    if isinstance(device, Device) and device in executors.devices():
+    available = executors.devices()
+    if isinstance(device, str):
+        device = next((d for d in available if d.name == device), device)
+    if isinstance(device, Device) and device in available:
         return device
-    raise ValueError(f"{name}: unknown device {device!r}; available: {list(executors.devices())}")
+    raise ValueError(f"{name}: unknown device {device!r}; expected one of {list(available)} or its name")
 
 
 __all__ = [
     "P", "wrap", "make", "make_multi", "dynamic", "leaf", "buffer_node", "scalar_node", "is_scalar", "node_of",
     "check_dtype", "astype_node", "same_device", "broadcast_node", "reshape_node",
-    "normalize_axis", "normalize_axes", "normalize_shape", "check_device", "broadcast_shapes",
+    "normalize_axis", "normalize_axes", "normalize_shape", "check_size", "check_device", "broadcast_shapes",
 ]

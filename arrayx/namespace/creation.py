@@ -17,8 +17,8 @@ from ..graph.node import Node
 from ..graph.primitives import BUFFER
 from ..scheduler.schedule import realize
 from .array_object import Array
-from .build import (P, astype_node, broadcast_node, buffer_node, check_device, full_node, is_scalar, leaf,
-                    make, node_of, normalize_shape, reshape_node, scalar_node, wrap)
+from .build import (P, astype_node, broadcast_node, buffer_node, check_device, check_size, full_node, is_scalar,
+                    leaf, make, node_of, normalize_shape, reshape_node, scalar_node, wrap)
 
 
 def check_dtype_arg(dtype, name, allow_none=True):
@@ -104,6 +104,7 @@ def _fill_dtype(value, name):
 
 
 def _full(shape, value, dtype, device, name):
+    check_size(shape, dtype, name)
     if type(value) is complex and dtype not in dt.COMPLEX:
         raise TypeError(f"{name}: cannot fill a {dtype} array with the complex value {value}")
     if type(value) is int and dtype in dt.INT_BOUNDS:
@@ -210,9 +211,13 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
     floats = any(type(v) is float for v in (start, stop, step))
     dtype = check_dtype_arg(dtype, "arange") or (dt.DEFAULT_FLOAT if floats else dt.DEFAULT_INT)
     if floats:
-        n = max(math.ceil((stop - start) / step), 0)
+        count = (stop - start) / step
+        if not math.isfinite(count):
+            raise ValueError(f"arange: start {start}, stop {stop} and step {step} give {count} elements")
+        n = max(math.ceil(count), 0)
     else:
-        n = len(range(start, stop, step))
+        n = max(-((start - stop) // step), 0)  # ceil((stop - start) / step), exact for any int
+    check_size((n,), dtype, "arange")
     device = check_device(device, "arange")
     index = iota((n,), 0, dtype, device)
     if step < 0 and dtype in dt.UNSIGNED:
@@ -236,6 +241,7 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
         raise TypeError(f"linspace: dtype must be a floating dtype, got {dtype}")
     if is_complex and dtype not in dt.COMPLEX:
         raise TypeError(f"linspace: complex start or stop needs a complex dtype, got {dtype}")
+    check_size((num,), dtype, "linspace")
     device = check_device(device, "linspace")
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0
@@ -255,6 +261,7 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
     dtype = check_dtype_arg(dtype, "eye") or dt.DEFAULT_FLOAT
     device = check_device(device, "eye")
     shape = normalize_shape((n_rows, n_cols), "eye")
+    check_size(shape, dtype, "eye")
     return wrap(astype_node(_diagonal_mask(shape, k, "equal", device, "eye"), dtype))
 
 
@@ -302,6 +309,8 @@ def meshgrid(*arrays, indexing="xy"):
     if indexing == "xy" and len(nodes) > 1:
         shape[0], shape[1] = shape[1], shape[0]
     shape = tuple(shape)
+    if nodes:
+        check_size(shape, nodes[0].dtype, "meshgrid")
     out = []
     for i, n in enumerate(nodes):
         axis = i

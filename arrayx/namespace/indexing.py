@@ -164,8 +164,13 @@ def _consumed(kind, k):
     return k.ndim if kind is _MASK else 0
 
 
-def _check(node, items, name):
+def _check(node, items, name, bounds=False):
     """Validate an advanced key against the array (before anything is forced).
+
+    With `bounds`, also check the values of the integer index arrays, which
+    evaluates them (a force point limited to the indices): __setitem__ must
+    fail at the call, since a failure at a later force point would leave the
+    rebound array unusable.
 
     Returns the item list with the ellipsis made explicit (one at the end when
     the key has none) and the number of axes it stands for.
@@ -181,6 +186,7 @@ def _check(node, items, name):
         items = items + [(_ELLIPSIS, None)]
     axis = 0
     shapes = []
+    indexed = []  # (index array, the axis it indexes)
     for kind, k in items:
         if kind is _ELLIPSIS:
             axis += ndim - consumed
@@ -193,6 +199,7 @@ def _check(node, items, name):
                 raise ValueError(f"{name}: an index array is on {k.device}, the array on {node.device}")
             if kind is _ARRAY:
                 shapes.append(k.shape)
+                indexed.append((k, axis))
             elif kind is _MASK:
                 expected = node.shape[axis:axis + k.ndim]
                 if any(m not in (n, 0) for m, n in zip(k.shape, expected)):
@@ -202,7 +209,20 @@ def _check(node, items, name):
             axis += _consumed(kind, k)
     if shapes:
         _broadcast_indices(shapes, name)
+    if bounds and indexed:
+        _check_index_values(node, indexed, name)
     return items, ndim - consumed
+
+
+def _check_index_values(node, indexed, name):
+    """IndexError naming `name` for the first out-of-bounds value of each index array."""
+    realize([k._node for k, _ in indexed if k._node.buffer is None])
+    for k, axis in indexed:
+        values = k._host()
+        n = node.shape[axis]
+        bad = values[(values < -n) | (values >= n)]
+        if bad.size:
+            raise IndexError(f"{name}: index {bad[0]} is out of bounds for axis {axis} with size {n}")
 
 
 def _broadcast_indices(shapes, name):
@@ -404,6 +424,10 @@ def setitem(x, key, value):
     changing it). With integer arrays holding duplicate indices, which value
     lands is unspecified by the standard (the CPU executor keeps the last, as
     NumPy does).
+
+    Every error is raised here, at the call, and x keeps its value: integer
+    index arrays are evaluated (a force point limited to the indices) and
+    checked against the axes they index.
     """
     node = x._node
     vnode = _value_node(node, value)
@@ -412,7 +436,7 @@ def setitem(x, key, value):
         _check_value(vnode.shape, out)
         vnode = reshape_node(broadcast_node(vnode, out), slice_shape(starts, stops, steps))
         return wrap(make(P["update_slice"], (node, vnode), (starts, stops, steps)))
-    items, ellipsis_axes = _check(node, _items(key, "__setitem__"), "__setitem__")
+    items, ellipsis_axes = _check(node, _items(key, "__setitem__"), "__setitem__", bounds=True)
     lazy = _lazy_mask(node, items, vnode)
     if lazy is not None:
         return wrap(lazy)

@@ -11,8 +11,8 @@ import operator
 from .. import dtypes as dt
 from ..graph.primitives import broadcast_shapes as _broadcast_shapes
 from .array_object import Array
-from .build import (P, astype_node, broadcast_node, dynamic, make, node_of, normalize_axes, normalize_axis,
-                    normalize_shape, reshape_node, same_device, wrap)
+from .build import (P, astype_node, broadcast_node, check_size, dynamic, make, node_of, normalize_axes,
+                    normalize_axis, normalize_shape, reshape_node, same_device, wrap)
 from .creation import iota
 from .data_types import promote_all
 
@@ -59,6 +59,7 @@ def broadcast_to(x, /, shape):
     shape = normalize_shape(shape, "broadcast_to")
     if _broadcast_shapes("broadcast_to", node.shape, shape) != shape:
         raise ValueError(f"broadcast_to: cannot broadcast shape {node.shape} to {shape}")
+    check_size(shape, node.dtype, "broadcast_to")
     return wrap(broadcast_node(node, shape))
 
 
@@ -68,6 +69,8 @@ def broadcast_arrays(*arrays):
     if not nodes:
         return ()
     shape = _broadcast_shapes("broadcast_arrays", *(n.shape for n in nodes))
+    for n in nodes:
+        check_size(shape, n.dtype, "broadcast_arrays")
     return tuple(wrap(broadcast_node(n, shape)) for n in nodes)
 
 
@@ -125,6 +128,7 @@ def reshape(x, /, shape, *, copy=None):
         shape = tuple(size // known if n == -1 else n for n in shape)
     if _size(shape) != size:
         raise ValueError(f"reshape: cannot reshape an array of size {size} into shape {shape}")
+    check_size(shape, node.dtype, "reshape")  # a zero-size array takes any shape with a zero
     return wrap(reshape_node(node, shape))
 
 
@@ -232,6 +236,7 @@ def tile(x, repetitions, /):
     ndim = max(len(reps), len(node.shape))
     reps = (1,) * (ndim - len(reps)) + reps
     shape = (1,) * (ndim - len(node.shape)) + node.shape
+    check_size(tuple(r * s for r, s in zip(reps, shape)), node.dtype, "tile")
     # Broadcast a new axis of size r before each dimension, then merge the pairs.
     interleaved = tuple(d for pair in zip((1,) * ndim, shape) for d in pair)
     node = reshape_node(node, interleaved)
@@ -290,6 +295,7 @@ def repeat(x, repeats, /, *, axis=None):
         raise TypeError(f"repeat: repeats must be an int or an integer array, got {type(repeats).__name__}") from None
     if count < 0:
         raise ValueError(f"repeat: repeats must be non-negative, got {count}")
+    check_size(node.shape[:axis] + (size * count,) + node.shape[axis + 1:], node.dtype, "repeat")
     # Broadcast a new axis of length `count` after `axis`, then merge the two.
     shape = node.shape
     node = reshape_node(node, shape[:axis + 1] + (1,) + shape[axis + 1:])

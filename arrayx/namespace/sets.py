@@ -1,7 +1,9 @@
 """Set functions of the array API standard.
 
 The unique_* functions have data-dependent shapes: each is a force point that
-evaluates x and returns realized arrays. isin is one primitive over operands
+evaluates x and returns realized arrays. Their values come sorted in ascending
+order, NaNs last (the standard leaves the order open; clients such as label
+encoders rely on it), with indices, inverse_indices and counts in that order. isin is one primitive over operands
 promoted to a common dtype, so it agrees with `equal`.
 """
 

@@ -4,6 +4,8 @@ sum, prod, max, min and the cumulative functions are primitives; mean, var
 and std are composites of them.
 """
 
+import math
+
 from .. import dtypes as dt
 from .build import (P, astype_node, check_dtype, make, node_of, normalize_axes, normalize_axis, pad_node,
                     scalar_node, wrap)
@@ -99,17 +101,20 @@ def _var_node(x, axis, correction, keepdims, name):
     squares = make(P["multiply"], (centered, centered))
     total = make(P["sum"], (squares,), (axes, bool(keepdims)))
     dof = _count(node, axes) - correction
-    denominator = scalar_node(float(dof) if dof > 0 else 0.0, node.dtype, node.device, name)
+    # The standard: NaN where N - correction <= 0 (NumPy divides by max(dof, 0), giving inf).
+    denominator = scalar_node(float(dof) if dof > 0 else math.nan, node.dtype, node.device, name)
     return make(P["divide"], (total, denominator))
 
 
 def var(x, /, *, axis=None, correction=0.0, keepdims=False):
-    """Calculates the variance of the input array x, dividing by N - correction."""
+    """Calculates the variance of the input array x, dividing by N - correction
+    (NaN where N - correction <= 0, as the standard says)."""
     return wrap(_var_node(x, axis, correction, keepdims, "var"))
 
 
 def std(x, /, *, axis=None, correction=0.0, keepdims=False):
-    """Calculates the standard deviation of the input array x, dividing by N - correction."""
+    """Calculates the standard deviation of the input array x, dividing by N - correction
+    (NaN where N - correction <= 0, as the standard says)."""
     return wrap(make(P["sqrt"], (_var_node(x, axis, correction, keepdims, "std"),)))
 
 

@@ -111,7 +111,8 @@ class Autodiff:
             error); None means ones of the op-tree's shape.
 
     Instances are memoized per op-tree key, backend and next_error: calling
-    Autodiff again on the same op-tree returns the same object.
+    Autodiff again on the same op-tree returns the same object, until its
+    `cleanup()`.
     """
 
     _cache = collections.OrderedDict()
@@ -131,6 +132,7 @@ class Autodiff:
             cache.move_to_end(key)
             return self
         self = super().__new__(cls)
+        self._key = key
         self.op_tree = op_tree
         self.be = be
         self.next_error = next_error
@@ -143,15 +145,30 @@ class Autodiff:
     def __repr__(self):
         return f"Autodiff(op_tree={self.op_tree!r}, next_error={self.next_error!r})"
 
+    def cleanup(self):
+        """Release the op-tree, backend and next_error, and forget this object:
+        Autodiff on the same op-tree then builds a new one. neon's tests call
+        it after each case; the memo would otherwise keep the tensors alive."""
+        if self._cache.get(self._key) is self:
+            del self._cache[self._key]
+        self.op_tree = self.be = self.next_error = None
+
+    def _backend(self):
+        """The backend, or a ValueError once `cleanup` has released it."""
+        if self.be is None:
+            raise ValueError("Autodiff: this object was cleaned up; create a new Autodiff")
+        return self.be
+
     # -- the gradients, as lazy arrayx arrays
 
     def _grad_arrays(self, tensors):
         """(gradient arrays, one per tensor, and the storages the graph read)."""
+        backend = self._backend()
         tensors = list(tensors)
         for i, t in enumerate(tensors):
             if not isinstance(t, Tensor):
                 raise TypeError(f"Autodiff: tensors[{i}] must be a Tensor, got {type(t).__name__}")
-        ctx = _GradContext(self.be, self.shape)
+        ctx = _GradContext(backend, self.shape)
         with retain_history():
             # The storages differentiated by get their nodes first, so the op-tree reads the same ones.
             bases = []
@@ -233,7 +250,7 @@ class Autodiff:
     def get_grad_tensor(self, tensors):
         """The gradients w.r.t. `tensors`, as new tensors (evaluated; allocates)."""
         tensors = list(tensors)
-        out = [self.be.empty(t.shape, dtype=t.dtype, name=_grad_name(t)) for t in tensors]
+        out = [self._backend().empty(t.shape, dtype=t.dtype, name=_grad_name(t)) for t in tensors]
         self.back_prop_grad(tensors, out)
         return out
 

@@ -19,6 +19,7 @@ CPU, MKL and GPU classes choose the device and the Tensor class.
 import logging
 import math
 import numbers
+import time
 
 import numpy as np
 
@@ -448,6 +449,15 @@ class Tensor(_OpTreeOperators):
         if out is not None:
             return OpTreeNode.build("assign", out, self.T)
         return self.T
+
+    def dimension_reorder(self, new_order):
+        """A view whose dimensions have the sizes of this tensor's in `new_order`:
+        a reshape, not a transpose (the elements keep their order), as in neon."""
+        order = [int(d) for d in new_order]
+        if sorted(order) != list(range(len(self.shape))):
+            raise ValueError(f"dimension_reorder: new_order {tuple(new_order)} is not a permutation of "
+                             f"the {len(self.shape)} dimensions of shape {self.shape}")
+        return self.reshape([self.shape[d] for d in order])
 
     def share(self, shape, dtype=None, name=None):
         """A view of the first prod(shape) elements (C order) with `shape`, for sharing
@@ -974,6 +984,25 @@ class Backend:
 
     def end(self, block, identifier):
         """Signal the end of a block of repeated computation (no effect on results)."""
+
+    # -- timing marks (neon's benchmarks and callbacks time work between two marks)
+
+    def init_mark(self):
+        """A new timing mark, for `record_mark`."""
+        return {"time": 0.0}
+
+    def record_mark(self, marker):
+        """Stamp `marker` with the current time."""
+        marker["time"] = time.perf_counter()
+
+    def synchronize_mark(self, marker):
+        """Wait for the work recorded before `marker`: none is pending, since an
+        op-tree assignment runs when it is made (lazy writes of scalars and host
+        data run when the tensor is read, and are timed there)."""
+
+    def get_time(self, start, end):
+        """Milliseconds between the recorded marks `start` and `end`."""
+        return (end["time"] - start["time"]) * 1000.0
 
     # -- allocation
 
