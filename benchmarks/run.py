@@ -1,19 +1,16 @@
-"""Baseline benchmark: arrayx graph-build overhead and elementwise-chain evaluation.
+"""arrayx against NumPy eager (and numexpr), measured interleaved in one run.
 
-    python benchmarks/run.py                      # default run, 1-3 minutes on 2 cores
-    python benchmarks/run.py --quick              # smoke run, about 15 s
-    python benchmarks/run.py --sizes 1e5 1e7      # evaluation sizes to run
+    python benchmarks/run.py                     # every workload, a few minutes on 2 cores
+    python benchmarks/run.py --quick             # fewer rounds, no 1e8 arrays
+    python benchmarks/run.py --sizes 1e3 1e6     # chain sizes to run
 
-Prints the machine, then two tables:
-
-1. Graph build: microseconds per recorded operation (build only, nothing
-   evaluated), next to one eager NumPy call on a 16-element array.
-2. Evaluation of elementwise chains: NumPy's absolute time and the ratios
-   arrayx/NumPy and numexpr/NumPy (lower is faster). Every case is checked
-   against NumPy once before it is timed.
-
-This is the baseline for kernel fusion: the CPU executor runs each primitive
-as its own NumPy call today. Nothing here asserts a timing.
+Each table gives NumPy eager's median time and the speedups numpy/arrayx and
+numpy/numexpr (higher is faster; each is the median over rounds of the ratio
+measured in the same round, so drift cancels). arrayx builds a fresh graph
+and evaluates it in every call, with the plan cache warm. Peak memory is the
+most a single call allocated above its inputs (tracemalloc sees NumPy's
+buffers), in bytes and in result sizes. Every case is checked against NumPy
+once before it is timed. Nothing here asserts a timing.
 """
 
 import argparse
@@ -23,7 +20,7 @@ import platform
 import statistics
 import sys
 import time
-import timeit
+import tracemalloc
 
 import numpy as np
 
@@ -31,93 +28,23 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import arrayx as xp  # noqa: E402
-from arrayx.namespace.build import MAX_DEPTH  # noqa: E402
 
 try:
     import numexpr as ne
 except ImportError:
     ne = None
 
-# Graph build ----------------------------------------------------------------
-
-# Statements that record one operation each. x and y are 4x4 float64 arrayx
-# arrays, so x[0] is a row and xp.sum(x, axis=0) a real reduction; 1.0 is a
-# Python scalar.
-BUILD_STATEMENTS = ["x + y", "x * y", "xp.exp(x)", "x + 1.0", "x[0]", "xp.sum(x, axis=0)"]
-
-# The chain is built CHAIN_STEPS iterations (2 ops each) at a time, so its
-# depth stays below MAX_DEPTH and arrayx never realizes it automatically:
-# the measurement is graph building (and freeing) only.
-CHAIN_STEPS = 500
-CHAIN_STATEMENT = f"""
-y = x
-for _ in range({CHAIN_STEPS}):
-    y = y * x + x
-"""
-CHAINS = 50  # chains a round: 50_000 ops
-assert 2 * CHAIN_STEPS < MAX_DEPTH
-
-
-def build_us_per_op(stmt, names, number, ops, rounds):
-    """Median over rounds of microseconds per op of `stmt` run `number` times.
-
-    timeit inlines `stmt` in its loop (no call overhead per op); the result of
-    each statement is dropped, so freeing the graph is part of the cost. The
-    garbage collector stays on, as it is when a program builds graphs.
-    """
-    timer = timeit.Timer(stmt, setup="gc.enable()", timer=time.perf_counter_ns, globals=names)
-    return statistics.median(timer.timeit(number) / (number * ops) / 1e3 for _ in range(rounds))
-
-
-def build_table(rounds):
-    host = np.linspace(0.5, 2.0, 16).reshape(4, 4)
-    names = {"gc": gc, "xp": xp, "np": np, "x": xp.asarray(host), "y": xp.asarray(host[::-1].copy())}
-    before = dict(xp.debug.counters)
-
-    # Loop counts give rounds of roughly 20-50 ms, long enough to average out timer noise.
-    rows = [(stmt, build_us_per_op(stmt, names, 20000, 1, rounds)) for stmt in BUILD_STATEMENTS]
-    rows.append((f"chain y = y * x + x ({2 * CHAIN_STEPS} ops, x{CHAINS})",
-                 build_us_per_op(CHAIN_STATEMENT, names, CHAINS, 2 * CHAIN_STEPS, rounds)))
-
-    for key in ("realizations", "auto_realizations"):
-        if xp.debug.counters[key] != before[key]:
-            raise RuntimeError(f"graph-build benchmark evaluated something ({key} changed)")
-
-    names.update(a=host.reshape(-1), b=host[::-1].reshape(-1).copy())
-    numpy_us = build_us_per_op("np.add(a, b)", names, 200000, 1, rounds)
-
-    print(f"Graph build: arrayx, 4x4 float64 operands, build only: nothing evaluated (chains stay below "
-          f"MAX_DEPTH={MAX_DEPTH}),")
-    print(f"each result freed, GC on; median of {rounds} rounds")
-    print(f"{'operation':<38}{'us/op':>8}{'x np.add':>10}")
-    for label, us in rows:
-        print(f"{label:<38}{us:>8.2f}{us / numpy_us:>10.1f}")
-    print(f"{'numpy np.add(a, b), 16 float64 (ref.)':<38}{numpy_us:>8.2f}{1.0:>10.1f}")
-
-
-# Evaluation ------------------------------------------------------------------
-
-# (label, operand names, function of (namespace, *operands), numexpr expression).
-# One function serves arrayx and NumPy: both namespaces have exp, tanh, sin.
-CASES = [
+# (name, operands, function of (namespace, *operands), numexpr expression or None)
+CHAINS = [
     ("logistic 1/(1+exp(-x))", "x", lambda m, x: 1 / (1 + m.exp(-x)), "1/(1+exp(-x))"),
-    ("a*x + b*y + c", "abcxy", lambda m, a, b, c, x, y: a * x + b * y + c, "a*x+b*y+c"),
-    ("tanh(x*y + x/y)", "xy", lambda m, x, y: m.tanh(x * y + x / y), "tanh(x*y+x/y)"),
-    ("10 ops: sin(sin(sin(x*y+x)*y+x)*y+x)*y", "xy",
-     lambda m, x, y: m.sin(m.sin(m.sin(x * y + x) * y + x) * y + x) * y,
-     "sin(sin(sin(x*y+x)*y+x)*y+x)*y"),
+    ("axpy 2.5*x+1.5*y+0.5", "xy", lambda m, x, y: 2.5 * x + 1.5 * y + 0.5, "2.5*x+1.5*y+0.5"),
+    ("tanh(x*y+x/y)", "xy", lambda m, x, y: m.tanh(x * y + x / y), "tanh(x*y+x/y)"),
+    ("poly Horner degree 5", "x", lambda m, x: ((((0.3 * x + 0.5) * x - 0.7) * x + 1.1) * x - 1.3) * x + 1.7,
+     "((((0.3*x+0.5)*x-0.7)*x+1.1)*x-1.3)*x+1.7"),
 ]
-
-DEFAULT_SIZES = [10**3, 10**5, 10**6, 10**7]
-LARGE = 10**7  # from this size on, one call is slow enough for fewer rounds
-# Results are O(1); the tolerance is absolute as well as relative because sin
-# near a multiple of pi leaves few significant digits (numexpr and NumPy use
-# different sin implementations).
-TOLERANCE = {np.float32: 1e-5, np.float64: 1e-12}
 
 
 def time_call(fn, count):
-    """Nanoseconds per call of `fn`, over `count` back-to-back calls."""
     t0 = time.perf_counter_ns()
     for _ in range(count):
         fn()
@@ -125,12 +52,8 @@ def time_call(fn, count):
 
 
 def interleaved(fns, rounds, target_ns):
-    """Per-round times (ns per call) of each function, interleaved within each round.
-
-    Calls are batched so that one sample lasts about `target_ns`: a single
-    microsecond-long call is below the timer's noise. Interleaving makes every
-    function see the same machine state (turbo, other load) in each round.
-    """
+    """Per-round ns per call of each function, interleaved within each round;
+    calls are batched so one sample lasts about `target_ns`."""
     counts = [max(1, round(target_ns / time_call(fn, 1))) for fn in fns]
     samples = [[] for _ in fns]
     for _ in range(rounds):
@@ -139,102 +62,188 @@ def interleaved(fns, rounds, target_ns):
     return samples
 
 
-def median_ratio(times, numpy_times):
-    """Median over rounds of time / NumPy's time in the same round (drift cancels)."""
-    return statistics.median(t / b for t, b in zip(times, numpy_times))
+def speedup(times, numpy_times):
+    return statistics.median(b / t for t, b in zip(times, numpy_times))
 
 
-def format_time(ns):
+def peak_bytes(fn):
+    """The most one call of `fn` allocates at a time (its result included)."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        result = fn()
+        del result
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def fmt_time(ns):
     for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
         if ns >= scale:
             return f"{ns / scale:.3g} {unit}"
     return f"{ns:.3g} ns"
 
 
-def eval_table(sizes, rounds, large_rounds, target_ns):
-    print("\nEvaluation: arrayx = build a fresh graph + xp.eval each call (plan cache warm); numpy = eager;")
-    print("numexpr = numexpr.evaluate. Ratio = median over rounds of (time / numpy time) in the same round; "
-          "lower is faster.")
-    threads = f", numexpr on {ne.get_num_threads()}" if ne is not None else ""
-    print(f"Rounds: {rounds} ({large_rounds} from {LARGE:,} elements); NumPy and arrayx run on one thread{threads}.")
-    if ne is None:
-        print("numexpr is not installed: its column is skipped (pip install numexpr to add it).")
-    print(f"{'case':<42}{'dtype':<9}{'size':>11}{'numpy':>11}{'arrayx/np':>11}{'numexpr/np':>12}")
+def fmt_bytes(n):
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n} B"
 
+
+HEADER = f"{'workload':<34}{'size':>13}{'numpy':>10}{'arrayx':>8}{'numexpr':>9}{'ax/ne':>7}{'peak np':>10}{'peak ax':>10}"
+
+
+def row(name, size, fns, check, rounds, target_ns, work_bytes=None):
+    """Time (arrayx, numpy[, numexpr]) interleaved and print one row."""
+    expected = fns[1]()
+    for f in fns:
+        check(np.asarray(f()), np.asarray(expected))
+    del expected
+    built = xp.debug.counters["plans_built"]
+    samples = interleaved(fns, rounds, target_ns)
+    if xp.debug.counters["plans_built"] != built:
+        raise RuntimeError(f"{name}: the plan cache missed while timing")
+    t_np = samples[1]
+    ax = speedup(samples[0], t_np)
+    ne_col = f"{speedup(samples[2], t_np):>9.2f}{ax / speedup(samples[2], t_np):>7.2f}" if len(fns) > 2 else f"{'-':>9}{'-':>7}"
+    peaks = "" if size < 10**6 else f"{fmt_bytes(peak_bytes(fns[1])):>10}{fmt_bytes(peak_bytes(fns[0])):>10}"
+    line = f"{name:<34}{size:>13,}{fmt_time(statistics.median(t_np)):>10}{ax:>8.2f}{ne_col}{peaks}"
+    if work_bytes:
+        line += f"   arrayx {work_bytes / statistics.median(samples[0]):.1f} GB/s, numpy {work_bytes / statistics.median(t_np):.1f} GB/s"
+    print(line, flush=True)
+
+
+def close(rtol):
+    def check(got, want):
+        assert got.dtype == want.dtype, (got.dtype, want.dtype)
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol)
+    return check
+
+
+def chains(sizes, rounds, target_ns):
+    print("Elementwise chains, float32")
+    print(HEADER)
     rng = np.random.default_rng(0)
     for size in sizes:
-        n_rounds = large_rounds if size >= LARGE else rounds
-        for dtype in (np.float32, np.float64):
-            # Values in [0.5, 2): y is never near zero for x/y, sin and exp stay tame.
-            host = {name: rng.uniform(0.5, 2.0, size).astype(dtype) for name in "abcxy"}
-            # copy=False: the benchmark never writes the host arrays, and at 1e7
-            # elements a second copy of every operand would only cost memory.
-            lazy = {name: xp.asarray(a, copy=False) for name, a in host.items()}
-            for label, operands, fn, expr in CASES:
-                nargs = [host[k] for k in operands]
-                xargs = [lazy[k] for k in operands]
+        host = {k: rng.uniform(0.5, 2.0, size).astype(np.float32) for k in "xy"}
+        lazy = {k: xp.asarray(v, copy=False) for k, v in host.items()}
+        n_rounds = rounds if size < 10**8 else max(3, rounds // 3)
+        for name, operands, fn, expr in CHAINS:
+            nargs = [host[k] for k in operands]
+            xargs = [lazy[k] for k in operands]
+            fns = [lambda: xp.eval(fn(xp, *xargs)), lambda: fn(np, *nargs)]
+            if ne is not None:
                 local = {k: host[k] for k in operands}
-                fns = [lambda: xp.eval(fn(xp, *xargs)), lambda: fn(np, *nargs)]
-                if ne is not None:
-                    fns.append(lambda: ne.evaluate(expr, local_dict=local))
-
-                # Check each implementation once, which also warms the plan cache.
-                expected = fn(np, *nargs)
-                for f in fns:
-                    got = np.asarray(f())
-                    np.testing.assert_equal(got.dtype, expected.dtype, err_msg=label)
-                    tol = TOLERANCE[dtype]
-                    np.testing.assert_allclose(got, expected, rtol=tol, atol=tol, err_msg=label)
-                del expected, got
-
-                plans_built = xp.debug.counters["plans_built"]
-                samples = interleaved(fns, n_rounds, target_ns)
-                if xp.debug.counters["plans_built"] != plans_built:
-                    raise RuntimeError(f"{label}: the plan cache missed while timing")
-
-                t_np = samples[1]
-                numexpr_col = f"{median_ratio(samples[2], t_np):>12.2f}" if ne is not None else f"{'-':>12}"
-                print(f"{label:<42}{np.dtype(dtype).name:<9}{size:>11,}{format_time(statistics.median(t_np)):>11}"
-                      f"{median_ratio(samples[0], t_np):>11.2f}{numexpr_col}", flush=True)
+                fns.append(lambda: ne.evaluate(expr, local_dict=local))
+            traffic = (len(operands) + 1) * 4 * size if size >= 10**8 else None
+            row(name, size, fns, close(1e-5), n_rounds, target_ns, traffic)
+        del host, lazy
 
 
-def cpu_model():
-    """The CPU's marketing name: platform.processor() gives only the architecture on Linux."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+def rows_and_dots(rounds, target_ns):
+    print("\nReductions and contractions, float32")
+    print(HEADER)
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((4096, 4096)).astype(np.float32)
+    x = xp.asarray(a)
+
+    def softmax(m, v):
+        e = m.exp(v - m.max(v, axis=1, keepdims=True))
+        return e / m.sum(e, axis=1, keepdims=True)
+
+    def logsumexp(m, v):
+        top = m.max(v, axis=1, keepdims=True)
+        return top + m.log(m.sum(m.exp(v - top), axis=1, keepdims=True))
+
+    row("row softmax 4096x4096", a.size, [lambda: xp.eval(softmax(xp, x)), lambda: softmax(np, a)],
+        close(1e-6), rounds, target_ns)
+    row("row logsumexp 4096x4096", a.size, [lambda: xp.eval(logsumexp(xp, x)), lambda: logsumexp(np, a)],
+        close(1e-5), rounds, target_ns)
+    u = rng.uniform(0.5, 1.5, 10**7).astype(np.float32)
+    v = rng.uniform(0.5, 1.5, 10**7).astype(np.float32)
+    xu, xv = xp.asarray(u), xp.asarray(v)
+    fns = [lambda: xp.eval(xp.sum(xu * xv)), lambda: np.sum(u * v)]
+    if ne is not None:
+        fns.append(lambda: ne.evaluate("sum(u*v)", local_dict={"u": u, "v": v}))
+    row("sum(x*y)", u.size, fns, close(1e-4), rounds, target_ns)
+    g = rng.standard_normal((2048, 2048)).astype(np.float32)
+    h = rng.standard_normal((2048, 2048)).astype(np.float32)
+    xg, xh = xp.asarray(g), xp.asarray(h)
+    row("GEMM 2048^3", g.size, [lambda: xp.eval(xg @ xh), lambda: g @ h], close(1e-3), rounds, target_ns)
+
+
+def build_loop(rounds):
+    """A 20000-op `y = y + x` loop on 100 elements, automatic realizations
+    included, against the same loop in NumPy."""
+    x, xn = xp.asarray(np.ones(100)), np.ones(100)
+    ops = 20000
+
+    def lazy():
+        y = x
+        for _ in range(ops):
+            y = y + x
+        return xp.eval(y)
+
+    def eager():
+        y = xn
+        for _ in range(ops):
+            y = y + xn
+        return y
+
+    assert float(lazy()[0]) == eager()[0]
+    samples = interleaved([lazy, eager], rounds, 0)
+    ax, npy = statistics.median(samples[0]) / ops / 1e3, statistics.median(samples[1]) / ops / 1e3
+    print(f"\nGraph build in a loop: y = y + x, {ops} ops on 100 float64 (automatic realizations included)")
+    print(f"arrayx {ax:.2f} us/op, numpy {npy:.2f} us/op")
+
+
+def chain_memory():
+    """Peak memory above the inputs of a 10-op chain over 1e7 float64."""
+    a = np.random.default_rng(2).uniform(0.5, 2.0, 10**7)
+    x = xp.asarray(a)
+
+    def chain(m, v):
+        return m.sin(m.sin(m.sin(v * v + v) * v + v) * v + v) * v
+
+    size = a.nbytes
+    ax = peak_bytes(lambda: xp.eval(chain(xp, x)))
+    npy = peak_bytes(lambda: chain(np, a))
+    print("\nPeak memory of a 10-op chain over 1e7 float64, above its input (one array is "
+          f"{fmt_bytes(size)}):")
+    print(f"arrayx {fmt_bytes(ax)} ({ax / size:.2f} arrays), numpy {fmt_bytes(npy)} ({npy / size:.2f} arrays)")
 
 
 def machine():
     ne_version = f"{ne.__version__} ({ne.get_num_threads()} threads)" if ne else "not installed"
-    # Other processes skew every column; the load average shows whether there were any.
-    load = ", load average %.2f %.2f %.2f" % os.getloadavg() if hasattr(os, "getloadavg") else ""
-    print(f"Machine: {platform.platform()}, {cpu_model()}, {os.cpu_count()} CPUs{load}")
-    print(f"Python {platform.python_version()}, numpy {np.__version__}, numexpr {ne_version}, "
-          f"arrayx {xp.__version__}\n")
+    load = " load average %.2f %.2f %.2f" % os.getloadavg() if hasattr(os, "getloadavg") else ""
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    print(f"Machine: {platform.platform()}, {model}, {os.cpu_count()} CPUs,{load}")
+    print(f"Python {platform.python_version()}, numpy {np.__version__}, numexpr {ne_version}, arrayx {xp.__version__}")
+    print("Columns: numpy = NumPy eager median time; arrayx, numexpr = speedup over NumPy (higher is faster); "
+          "ax/ne = arrayx over numexpr; peak = most allocated during one call\n")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="smoke run: fewer and shorter rounds")
-    parser.add_argument("--sizes", nargs="+", type=float, metavar="N",
-                        help="evaluation sizes in elements, e.g. 1e3 1e6 (default: 1e3 1e5 1e6 1e7)")
+    parser.add_argument("--quick", action="store_true", help="fewer rounds, no 1e8 arrays")
+    parser.add_argument("--sizes", nargs="+", type=float, metavar="N", help="chain sizes (default 1e3 1e6 1e7 1e8)")
     args = parser.parse_args()
-    sizes = [int(n) for n in args.sizes] if args.sizes else DEFAULT_SIZES
-
+    sizes = [int(n) for n in args.sizes] if args.sizes else ([10**3, 10**6, 10**7] if args.quick
+                                                             else [10**3, 10**6, 10**7, 10**8])
+    rounds, target = (3, 20e6) if args.quick else (9, 100e6)
     start = time.perf_counter()
     machine()
-    if args.quick:
-        build_table(rounds=3)
-        eval_table(sizes, rounds=3, large_rounds=1, target_ns=5e6)
-    else:
-        build_table(rounds=7)
-        eval_table(sizes, rounds=9, large_rounds=7, target_ns=50e6)
+    chains(sizes, rounds, target)
+    rows_and_dots(rounds, target)
+    build_loop(3 if args.quick else 7)
+    chain_memory()
     print(f"\nTotal time: {time.perf_counter() - start:.0f} s")
 
 

@@ -1,13 +1,19 @@
 """The graph IR: one Node per recorded operation."""
 
+import threading
 from contextlib import contextmanager
 
-_retaining = 0
+
+class _Scope(threading.local):
+    retaining = 0   # depth of nested retain_history() scopes in this thread
+
+
+_scope = _Scope()
 
 
 def retaining():
-    """True inside a `retain_history()` scope."""
-    return _retaining > 0
+    """True inside a `retain_history()` scope of the calling thread."""
+    return _scope.retaining > 0
 
 
 @contextmanager
@@ -17,14 +23,15 @@ def retain_history():
     Reverse-mode autodiff walks the recorded graph after parts of it were
     realized (force points inside the differentiated function, automatic
     realization of deep graphs). Outside the scope realized nodes drop their
-    history, so a training loop does not keep every old buffer alive.
+    history, so a training loop does not keep every old buffer alive. The
+    scope belongs to the thread that entered it: a `grad` in one thread does
+    not make another thread's loop keep its history.
     """
-    global _retaining
-    _retaining += 1
+    _scope.retaining += 1
     try:
         yield
     finally:
-        _retaining -= 1
+        _scope.retaining -= 1
 
 
 class Constant:
@@ -91,7 +98,7 @@ class Node:
         self.buffer = buffer
         self.layout = None
         self.depth = 0
-        if not _retaining:
+        if not _scope.retaining:
             self.op = buffer_op
             self.inputs = ()
             self.attrs = ()

@@ -1,0 +1,118 @@
+"""Force points from several threads, the per-thread history scope, and the
+plan cache's bound.
+
+Before force points took a lock, threads forcing arrays built on one shared
+lazy intermediate saw each other's half-realized nodes (KeyError in the
+scheduler, a few in a thousand forces) and cached plans under keys that did
+not describe them, so later single-threaded forces failed or returned wrong
+values.
+"""
+
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import arrayx as xp
+from arrayx import debug
+from arrayx.autodiff import retain_history
+from arrayx.scheduler import schedule
+
+
+@pytest.fixture(autouse=True)
+def frequent_switches():
+    """Switch threads every microsecond, so races show within a unit test."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    yield
+    sys.setswitchinterval(interval)
+
+
+def run_threads(target, n):
+    errors = []
+
+    def guarded(i):
+        try:
+            target(i)
+        except Exception as e:   # surfaced below: a failing thread must fail the test
+            errors.append(e)
+
+    threads = [threading.Thread(target=guarded, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+
+
+def test_threads_forcing_arrays_of_one_shared_intermediate_get_correct_values():
+    schedule.clear_plan_cache()
+    a = np.linspace(-1, 1, 50)
+    for _ in range(1000):
+        shared = xp.sin(xp.asarray(a)) * 2.0          # lazy, read by every thread
+        results = [None] * 4
+
+        def force(i, shared=shared, results=results):
+            results[i] = np.asarray(xp.exp(shared + float(i)) - shared)
+
+        run_threads(force, 4)
+        for i, r in enumerate(results):
+            np.testing.assert_array_equal(r, np.exp(np.sin(a) * 2.0 + i) - np.sin(a) * 2.0)
+    # the plans cached while racing describe their graphs
+    shared = xp.sin(xp.asarray(a)) * 2.0
+    np.testing.assert_array_equal(np.asarray(xp.exp(shared + 1.0) - shared),
+                                  np.exp(np.sin(a) * 2.0 + 1.0) - np.sin(a) * 2.0)
+
+
+def test_concurrent_evictions_from_a_full_plan_cache(monkeypatch):
+    schedule.clear_plan_cache()
+    monkeypatch.setattr(schedule, "PLAN_CACHE_NODES", 40)
+
+    def force(i):
+        for n in range(1, 40):
+            x = xp.asarray(np.arange(n + i, dtype=float))
+            assert float(xp.sum(x * 2.0 + 1.0)) == (n + i) * (n + i - 1) + (n + i)
+
+    run_threads(force, 4)
+    assert schedule._cached_nodes <= 40
+    schedule.clear_plan_cache()
+
+
+def test_the_plan_cache_is_bounded_by_nodes_and_keeps_recent_plans(monkeypatch):
+    schedule.clear_plan_cache()
+    monkeypatch.setattr(schedule, "PLAN_CACHE_NODES", 100)
+    keep = xp.asarray(np.ones(3))
+    for n in range(1, 60):
+        float(xp.sum(xp.asarray(np.ones(n)) + 1.0))     # 4 nodes a plan, a new shape each time
+        float(xp.sum(keep * 3.0))                       # used after every new plan
+        assert schedule._cached_nodes <= 100
+    debug.reset()
+    float(xp.sum(keep * 3.0))
+    assert debug.counters["plan_cache_hits"] == 1       # the recently used plan survived
+    schedule.clear_plan_cache()
+
+
+def test_retain_history_belongs_to_the_thread_that_entered_it():
+    inside, done = threading.Event(), threading.Event()
+
+    def differentiating():
+        with retain_history():
+            inside.set()
+            done.wait(10)
+
+    holder = threading.Thread(target=differentiating)
+    holder.start()
+    inside.wait(10)
+    try:
+        x = xp.asarray(np.ones(4))
+        y = xp.exp(x) + 1.0
+        xp.eval(y)
+        assert y._node.inputs == ()      # this thread is outside the scope: history freed
+    finally:
+        done.set()
+        holder.join()
+    with retain_history():
+        z = xp.exp(x) + 1.0
+        xp.eval(z)
+        assert z._node.inputs != ()      # inside it, history is kept
