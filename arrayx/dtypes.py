@@ -101,6 +101,8 @@ CATEGORIES = {
     "floating": frozenset(FLOATING),
     "real numeric": frozenset(INTEGER + REAL_FLOATING),
     "integer or bool": frozenset(INTEGER + (bool,)),
+    # LAPACK (NumPy's linalg) has no float16 routines.
+    "lapack floating": frozenset(FLOATING) - frozenset(EXTENSIONS),
     "any": frozenset(ALL),
 }
 ISDTYPE_KINDS = ("bool", "signed integer", "unsigned integer", "integral",

@@ -62,11 +62,23 @@ class SVDResult(NamedTuple):
 
 # --- argument checks -------------------------------------------------------
 
-def _matrices(x, name, accepts="floating", square=False):
-    """The node of a (stack of) matrices x: ndim >= 2, dtype in `accepts`, maybe square."""
+def _lapack(node, name, argname="x"):
+    """`node`, or a TypeError if LAPACK has no routine for its dtype (float16:
+    NumPy and PyTorch refuse it too)."""
+    if node.dtype not in dt.CATEGORIES["lapack floating"]:
+        raise TypeError(f"{name}: {argname} has dtype {node.dtype}, which LAPACK does not support; "
+                        f"expected float32, float64, complex64 or complex128 (cast it with astype)")
+    return node
+
+
+def _matrices(x, name, accepts="floating", square=False, lapack=False):
+    """The node of a (stack of) matrices x: ndim >= 2, dtype in `accepts`, maybe
+    square, and a dtype LAPACK supports if `lapack`."""
     node = node_of(x, name)
     if accepts is not None:
         check_dtype(node, accepts, name)
+    if lapack:
+        _lapack(node, name)
     shape = node.shape
     if len(shape) < 2:
         raise ValueError(f"{name}: x must have at least 2 dimensions (a matrix or a stack of matrices), "
@@ -165,7 +177,7 @@ def cholesky(x, /, *, upper=False):
 
     Whether x is Hermitian positive-definite is not checked.
     """
-    node = _matrices(x, "linalg.cholesky", square=True)
+    node = _matrices(x, "linalg.cholesky", square=True, lapack=True)
     return wrap(make(P["cholesky"], (node,), (bool(upper),)))
 
 
@@ -202,7 +214,7 @@ def cross(x1, x2, /, *, axis=-1):
 
 def det(x, /):
     """Returns the determinant of a square matrix (or a stack of square matrices) x."""
-    return wrap(make(P["det"], (_matrices(x, "linalg.det", square=True),)))
+    return wrap(make(P["det"], (_matrices(x, "linalg.det", square=True, lapack=True),)))
 
 
 def diagonal(x, /, *, offset=0):
@@ -221,7 +233,7 @@ def eig(x, /):
     Both fields have the complex dtype of x's precision; eigenvalue order is
     unspecified.
     """
-    node = _matrices(x, "linalg.eig", square=True)
+    node = _matrices(x, "linalg.eig", square=True, lapack=True)
     return EigResult(*(wrap(n) for n in make_multi(P["eig"], (node,))))
 
 
@@ -232,19 +244,19 @@ def eigh(x, /):
     The eigenvalues are real (their order is unspecified); whether x is
     Hermitian is not checked.
     """
-    node = _matrices(x, "linalg.eigh", square=True)
+    node = _matrices(x, "linalg.eigh", square=True, lapack=True)
     return EighResult(*(wrap(n) for n in make_multi(P["eigh"], (node,))))
 
 
 def eigvals(x, /):
     """Returns the eigenvalues of a real or complex matrix (or a stack of matrices) x (complex dtype)."""
-    return wrap(make(P["eigvals"], (_matrices(x, "linalg.eigvals", square=True),)))
+    return wrap(make(P["eigvals"], (_matrices(x, "linalg.eigvals", square=True, lapack=True),)))
 
 
 def eigvalsh(x, /):
     """Returns the eigenvalues of a complex Hermitian or real symmetric matrix (or a stack of
     matrices) x (real dtype; their order is unspecified)."""
-    return wrap(make(P["eigvalsh"], (_matrices(x, "linalg.eigvalsh", square=True),)))
+    return wrap(make(P["eigvalsh"], (_matrices(x, "linalg.eigvalsh", square=True, lapack=True),)))
 
 
 def inv(x, /):
@@ -252,7 +264,7 @@ def inv(x, /):
 
     A singular matrix raises LinAlgError when the array is computed.
     """
-    return wrap(make(P["inv"], (_matrices(x, "linalg.inv", square=True),)))
+    return wrap(make(P["inv"], (_matrices(x, "linalg.inv", square=True, lapack=True),)))
 
 
 _MATRIX_ORDS = (1, -1, 2, -2, math.inf, -math.inf)
@@ -282,7 +294,7 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     elif ord == "fro":
         out = _sqrt_safe(_reduce("sum", _abs_squared(node), (ndim - 2, ndim - 1)))
     elif ord == "nuc" or ord in (2, -2):
-        s = make(P["svdvals"], (node,))
+        s = make(P["svdvals"], (_lapack(node, name),))
         out = _reduce("sum" if ord == "nuc" else "max" if ord == 2 else "min", s, _last(s))
     else:
         # 1: column sums (over rows, axis -2); inf: row sums (over columns, axis -1).
@@ -305,7 +317,7 @@ def matrix_power(x, n, /):
     if n == 0:
         identity = eye(node.shape[-1], dtype=node.dtype, device=node.device)._node
         return wrap(broadcast_node(identity, node.shape))
-    power = node if n > 0 else make(P["inv"], (node,))
+    power = node if n > 0 else make(P["inv"], (_lapack(node, name),))
     result, k = None, abs(n)
     while True:
         if k & 1:
@@ -324,7 +336,7 @@ def matrix_rank(x, /, *, rtol=None):
     broadcasts against x's stack shape.
     """
     name = "linalg.matrix_rank"
-    node = _matrices(x, name)
+    node = _matrices(x, name, lapack=True)
     tol, batch = _rtol(rtol, node, name)
     if 0 in node.shape[-2:]:
         return wrap(full_node(batch, 0, dt.DEFAULT_INT, node.device))
@@ -353,7 +365,7 @@ def pinv(x, /, *, rtol=None):
     broadcasts against x's stack shape.
     """
     name = "linalg.pinv"
-    node = _matrices(x, name)
+    node = _matrices(x, name, lapack=True)
     tol, batch = _rtol(rtol, node, name)
     m, n = node.shape[-2:]
     if not isinstance(rtol, Array):
@@ -386,7 +398,7 @@ def qr(x, /, *, mode="reduced"):
     'complete': Q (..., M, M) and R (..., M, N).
     """
     name = "linalg.qr"
-    node = _matrices(x, name)
+    node = _matrices(x, name, lapack=True)
     if not isinstance(mode, str) or mode not in ("reduced", "complete"):
         raise ValueError(f"{name}: mode must be 'reduced' or 'complete', got {mode!r}")
     return QRResult(*(wrap(n) for n in make_multi(P["qr"], (node,), (mode,))))
@@ -398,7 +410,7 @@ def slogdet(x, /):
 
     A zero determinant gives sign 0 and logabsdet -inf.
     """
-    node = _matrices(x, "linalg.slogdet", square=True)
+    node = _matrices(x, "linalg.slogdet", square=True, lapack=True)
     return SlogdetResult(*(wrap(n) for n in make_multi(P["slogdet"], (node,))))
 
 
@@ -423,7 +435,8 @@ def solve(x1, x2, /):
     if len(s2) > 1:
         broadcast_shapes(name, s1[:-2], s2[:-2])
     dtype = dt.PROMOTION[n1.dtype, n2.dtype]
-    return wrap(make(P["solve"], (astype_node(n1, dtype), astype_node(n2, dtype))))
+    n1, n2 = astype_node(n1, dtype), astype_node(n2, dtype)
+    return wrap(make(P["solve"], (_lapack(n1, name, "x1"), _lapack(n2, name, "x2"))))
 
 
 def svd(x, /, *, full_matrices=True):
@@ -432,13 +445,13 @@ def svd(x, /, *, full_matrices=True):
     x = U @ diag(S) @ Vh with S in descending order; full_matrices=False keeps
     only the leading K = min(M, N) singular vectors.
     """
-    node = _matrices(x, "linalg.svd")
+    node = _matrices(x, "linalg.svd", lapack=True)
     return SVDResult(*(wrap(n) for n in make_multi(P["svd"], (node,), (bool(full_matrices),))))
 
 
 def svdvals(x, /):
     """Returns the singular values of a matrix (or a stack of matrices) x, in descending order."""
-    return wrap(make(P["svdvals"], (_matrices(x, "linalg.svdvals"),)))
+    return wrap(make(P["svdvals"], (_matrices(x, "linalg.svdvals", lapack=True),)))
 
 
 def trace(x, /, *, offset=0, dtype=None):
