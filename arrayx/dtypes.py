@@ -115,6 +115,20 @@ COMPLEX_OF = {float16: complex64, float32: complex64, float64: complex128,
 REAL_OF = {complex64: float32, complex128: float64}
 
 
+# Computations that would round at every step run in a wider dtype for these
+# and round once: reductions that accumulate (sum, prod, the cumulative ones,
+# mean, var, std, trace, the norms) and index sequences (arange, linspace).
+# float16 has an 11-bit significand: a running sum of ones stops at 2048, and so
+# does an index. JAX and PyTorch accumulate float16 in float32 too; NumPy does
+# for mean, for sum only within one contiguous inner loop, not for cumsum or var.
+ACCUMULATOR = {float16: float32}
+
+
+def accumulator(dtype):
+    """The dtype computations on `dtype` values accumulate in."""
+    return ACCUMULATOR.get(dtype, dtype)
+
+
 def real_dtype(dtype):
     """The real dtype of a complex dtype; other dtypes map to themselves."""
     return REAL_OF.get(dtype, dtype)

@@ -25,7 +25,7 @@ from .namespace.build import (P, astype_node, broadcast_node, broadcast_shapes, 
 from .namespace.creation import eye
 from .namespace.linear_algebra import (contraction_axis, matmul, matrix_transpose, numeric_operands,
                                        permute_node, tensordot, vecdot)
-from .namespace.statistical import _accumulator
+from .namespace.statistical import accumulate, sum_dtype
 
 __all__ = [
     "cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matmul",
@@ -288,18 +288,21 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     real = dt.real_dtype(node.dtype)
     ndim = len(node.shape)
     batch = node.shape[:-2]
+    # Sums run in the accumulator dtype: squares of float16 values above 256 overflow float16.
+    wide = astype_node(node, dt.accumulator(node.dtype))
     if 0 in node.shape[-2:]:
         # The zero map: every norm is 0 (and max/min over no values would have no identity).
         out = full_node(batch, 0, real, node.device)
     elif ord == "fro":
-        out = _sqrt_safe(_reduce("sum", _abs_squared(node), (ndim - 2, ndim - 1)))
+        out = _sqrt_safe(_reduce("sum", _abs_squared(wide), (ndim - 2, ndim - 1)))
     elif ord == "nuc" or ord in (2, -2):
         s = make(P["svdvals"], (_lapack(node, name),))
         out = _reduce("sum" if ord == "nuc" else "max" if ord == 2 else "min", s, _last(s))
     else:
         # 1: column sums (over rows, axis -2); inf: row sums (over columns, axis -1).
-        sums = _reduce("sum", make(P["abs"], (node,)), (ndim - 2 if abs(ord) == 1 else ndim - 1,))
+        sums = _reduce("sum", make(P["abs"], (wide,)), (ndim - 2 if abs(ord) == 1 else ndim - 1,))
         out = _reduce("max" if ord > 0 else "min", sums, _last(sums))
+    out = astype_node(out, real)
     if keepdims:
         out = reshape_node(out, batch + (1, 1))
     return wrap(out)
@@ -464,8 +467,7 @@ def trace(x, /, *, offset=0, dtype=None):
     name = "linalg.trace"
     node = _matrices(x, name, accepts=None)
     diag = make(P["diagonal"], (node,), (_int_arg(offset, name, "offset"),))
-    diag = astype_node(diag, _accumulator(node, dtype, name))
-    return wrap(_reduce("sum", diag, _last(diag)))
+    return wrap(accumulate(P["sum"], diag, (_last(diag), False), sum_dtype(node, dtype, name)))
 
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
@@ -484,7 +486,12 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     if p is None or math.isnan(p):
         raise ValueError(f"{name}: ord must be a real number or +-inf, got {ord!r}")
     axes = normalize_axes(axis, len(node.shape), name)
-    keepdims = bool(keepdims)
+    # Computed in the accumulator dtype: squares of float16 values above 256 overflow float16.
+    wide = astype_node(node, dt.accumulator(node.dtype))
+    return wrap(astype_node(_vector_norm(wide, axes, bool(keepdims), p, name), dt.real_dtype(node.dtype)))
+
+
+def _vector_norm(node, axes, keepdims, p, name):
     real = dt.real_dtype(node.dtype)
     count = 1
     for a in axes:
@@ -493,18 +500,18 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
         if count == 0:
             # max/min over no values: the identities of the norms (0 for inf, inf for -inf).
             shape = tuple(1 if i in axes else n for i, n in enumerate(node.shape) if keepdims or i not in axes)
-            return wrap(full_node(shape, 0.0 if p > 0 else math.inf, real, node.device))
-        return wrap(_reduce("max" if p > 0 else "min", make(P["abs"], (node,)), axes, keepdims))
+            return full_node(shape, 0.0 if p > 0 else math.inf, real, node.device)
+        return _reduce("max" if p > 0 else "min", make(P["abs"], (node,)), axes, keepdims)
     if p == 0:
         nonzero = make(P["not_equal"], (node, scalar_node(0, node.dtype, node.device, name)))
-        return wrap(_reduce("sum", astype_node(nonzero, real), axes, keepdims))
+        return _reduce("sum", astype_node(nonzero, real), axes, keepdims)
     if p == 1:
-        return wrap(_reduce("sum", make(P["abs"], (node,)), axes, keepdims))
+        return _reduce("sum", make(P["abs"], (node,)), axes, keepdims)
     if p == 2:
-        return wrap(_sqrt_safe(_reduce("sum", _abs_squared(node), axes, keepdims)))
+        return _sqrt_safe(_reduce("sum", _abs_squared(node), axes, keepdims))
     exponent = scalar_node(p, real, node.device, name)
     # |x|**p at x = 0 is 0 (p > 0) or inf (p < 0); zero_safe gives it gradient 0, not NaN.
     powered = _zero_safe(make(P["abs"], (node,)), 0.0 if p > 0 else math.inf,
                          lambda n: make(P["pow"], (n, exponent)))
     total = _reduce("sum", powered, axes, keepdims)
-    return wrap(make(P["pow"], (total, scalar_node(1.0 / p, real, node.device, name))))
+    return make(P["pow"], (total, scalar_node(1.0 / p, real, node.device, name)))
