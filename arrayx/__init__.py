@@ -7,7 +7,7 @@ or by `xp.eval(*arrays)`, by the executor of the arrays' device.
 
 import math as _math
 
-from .dtypes import (bool, complex64, complex128, float32, float64, int8, int16, int32, int64,  # noqa: F401
+from .dtypes import (bool, complex64, complex128, float16, float32, float64, int8, int16, int32, int64,  # noqa: F401
                      uint8, uint16, uint32, uint64)
 from .device import Device
 from .namespace.array_object import Array

@@ -9,6 +9,13 @@ Promotion follows the array API standard's table. Where the standard leaves a
 combination unspecified, arrayx follows JAX's lattice (documented in README):
 bool promotes to any numeric type, an integer meeting a floating type gives that
 floating type, int64/uint64 meet at float64.
+
+float16 is an extension (NumPy, CuPy, PyTorch and JAX have it; neon computes in
+it). It is a real floating dtype, below float32 in the lattice (float16 with
+complex64 gives complex64, as in NumPy), and `isdtype` counts it as
+'real floating', as the standard allows for extension dtypes. The inspection
+API's `dtypes()` does not list it: the standard says only its own dtypes may
+appear there.
 """
 
 import numpy as np
@@ -51,6 +58,7 @@ uint8 = DType("uint8")
 uint16 = DType("uint16")
 uint32 = DType("uint32")
 uint64 = DType("uint64")
+float16 = DType("float16")
 float32 = DType("float32")
 float64 = DType("float64")
 complex64 = DType("complex64")
@@ -59,11 +67,13 @@ complex128 = DType("complex128")
 SIGNED = (int8, int16, int32, int64)
 UNSIGNED = (uint8, uint16, uint32, uint64)
 INTEGER = SIGNED + UNSIGNED
-REAL_FLOATING = (float32, float64)
+REAL_FLOATING = (float16, float32, float64)
 COMPLEX = (complex64, complex128)
 FLOATING = REAL_FLOATING + COMPLEX
 NUMERIC = INTEGER + FLOATING
 ALL = (bool,) + NUMERIC
+EXTENSIONS = (float16,)
+STANDARD = tuple(d for d in ALL if d not in EXTENSIONS)
 BY_NAME = {d.name: d for d in ALL}
 FROM_NUMPY = {d.dtype: d for d in ALL}
 
@@ -91,18 +101,40 @@ CATEGORIES = {
     "floating": frozenset(FLOATING),
     "real numeric": frozenset(INTEGER + REAL_FLOATING),
     "integer or bool": frozenset(INTEGER + (bool,)),
+    # LAPACK (NumPy's linalg) has no float16 routines.
+    "lapack floating": frozenset(FLOATING) - frozenset(EXTENSIONS),
     "any": frozenset(ALL),
 }
 ISDTYPE_KINDS = ("bool", "signed integer", "unsigned integer", "integral",
                  "real floating", "complex floating", "numeric")
 
-COMPLEX_OF = {float32: complex64, float64: complex128, complex64: complex64, complex128: complex128}
+# The complex dtype of a precision: float16 has no complex counterpart, so it gets
+# complex64 (as NumPy's FFT and float16 + 1j do).
+COMPLEX_OF = {float16: complex64, float32: complex64, float64: complex128,
+              complex64: complex64, complex128: complex128}
 REAL_OF = {complex64: float32, complex128: float64}
+
+
+# Computations that would round at every step run in a wider dtype for these
+# and round once: reductions that accumulate (sum, prod, the cumulative ones,
+# mean, var, std, trace, the norms) and index sequences (arange, linspace).
+# float16 has an 11-bit significand: a running sum of ones stops at 2048, and so
+# does an index. JAX and PyTorch accumulate float16 in float32 too; NumPy does
+# for mean, for sum only within one contiguous inner loop, not for cumsum or var.
+ACCUMULATOR = {float16: float32}
+
+
+def accumulator(dtype):
+    """The dtype computations on `dtype` values accumulate in."""
+    return ACCUMULATOR.get(dtype, dtype)
 
 
 def real_dtype(dtype):
     """The real dtype of a complex dtype; other dtypes map to themselves."""
     return REAL_OF.get(dtype, dtype)
+
+
+REAL_FLOATING_OF_SIZE = {d.itemsize: d for d in REAL_FLOATING}
 
 
 def _kind_rank(d):
@@ -140,7 +172,7 @@ def _promote_pair(a, b):
     size = max(sa, sb)
     if max(ka, kb) == 3:
         return complex64 if size == 4 else complex128
-    return float32 if size == 4 else float64
+    return REAL_FLOATING_OF_SIZE[size]
 
 
 PROMOTION = {(a, b): _promote_pair(a, b) for a in ALL for b in ALL}

@@ -25,7 +25,7 @@ from .namespace.build import (P, astype_node, broadcast_node, broadcast_shapes, 
 from .namespace.creation import eye
 from .namespace.linear_algebra import (contraction_axis, matmul, matrix_transpose, numeric_operands,
                                        permute_node, tensordot, vecdot)
-from .namespace.statistical import _accumulator
+from .namespace.statistical import accumulate, sum_dtype
 
 __all__ = [
     "cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matmul",
@@ -62,11 +62,23 @@ class SVDResult(NamedTuple):
 
 # --- argument checks -------------------------------------------------------
 
-def _matrices(x, name, accepts="floating", square=False):
-    """The node of a (stack of) matrices x: ndim >= 2, dtype in `accepts`, maybe square."""
+def _lapack(node, name, argname="x"):
+    """`node`, or a TypeError if LAPACK has no routine for its dtype (float16:
+    NumPy and PyTorch refuse it too)."""
+    if node.dtype not in dt.CATEGORIES["lapack floating"]:
+        raise TypeError(f"{name}: {argname} has dtype {node.dtype}, which LAPACK does not support; "
+                        f"expected float32, float64, complex64 or complex128 (cast it with astype)")
+    return node
+
+
+def _matrices(x, name, accepts="floating", square=False, lapack=False):
+    """The node of a (stack of) matrices x: ndim >= 2, dtype in `accepts`, maybe
+    square, and a dtype LAPACK supports if `lapack`."""
     node = node_of(x, name)
     if accepts is not None:
         check_dtype(node, accepts, name)
+    if lapack:
+        _lapack(node, name)
     shape = node.shape
     if len(shape) < 2:
         raise ValueError(f"{name}: x must have at least 2 dimensions (a matrix or a stack of matrices), "
@@ -165,7 +177,7 @@ def cholesky(x, /, *, upper=False):
 
     Whether x is Hermitian positive-definite is not checked.
     """
-    node = _matrices(x, "linalg.cholesky", square=True)
+    node = _matrices(x, "linalg.cholesky", square=True, lapack=True)
     return wrap(make(P["cholesky"], (node,), (bool(upper),)))
 
 
@@ -202,7 +214,7 @@ def cross(x1, x2, /, *, axis=-1):
 
 def det(x, /):
     """Returns the determinant of a square matrix (or a stack of square matrices) x."""
-    return wrap(make(P["det"], (_matrices(x, "linalg.det", square=True),)))
+    return wrap(make(P["det"], (_matrices(x, "linalg.det", square=True, lapack=True),)))
 
 
 def diagonal(x, /, *, offset=0):
@@ -221,7 +233,7 @@ def eig(x, /):
     Both fields have the complex dtype of x's precision; eigenvalue order is
     unspecified.
     """
-    node = _matrices(x, "linalg.eig", square=True)
+    node = _matrices(x, "linalg.eig", square=True, lapack=True)
     return EigResult(*(wrap(n) for n in make_multi(P["eig"], (node,))))
 
 
@@ -232,19 +244,19 @@ def eigh(x, /):
     The eigenvalues are real (their order is unspecified); whether x is
     Hermitian is not checked.
     """
-    node = _matrices(x, "linalg.eigh", square=True)
+    node = _matrices(x, "linalg.eigh", square=True, lapack=True)
     return EighResult(*(wrap(n) for n in make_multi(P["eigh"], (node,))))
 
 
 def eigvals(x, /):
     """Returns the eigenvalues of a real or complex matrix (or a stack of matrices) x (complex dtype)."""
-    return wrap(make(P["eigvals"], (_matrices(x, "linalg.eigvals", square=True),)))
+    return wrap(make(P["eigvals"], (_matrices(x, "linalg.eigvals", square=True, lapack=True),)))
 
 
 def eigvalsh(x, /):
     """Returns the eigenvalues of a complex Hermitian or real symmetric matrix (or a stack of
     matrices) x (real dtype; their order is unspecified)."""
-    return wrap(make(P["eigvalsh"], (_matrices(x, "linalg.eigvalsh", square=True),)))
+    return wrap(make(P["eigvalsh"], (_matrices(x, "linalg.eigvalsh", square=True, lapack=True),)))
 
 
 def inv(x, /):
@@ -252,7 +264,7 @@ def inv(x, /):
 
     A singular matrix raises LinAlgError when the array is computed.
     """
-    return wrap(make(P["inv"], (_matrices(x, "linalg.inv", square=True),)))
+    return wrap(make(P["inv"], (_matrices(x, "linalg.inv", square=True, lapack=True),)))
 
 
 _MATRIX_ORDS = (1, -1, 2, -2, math.inf, -math.inf)
@@ -276,18 +288,21 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     real = dt.real_dtype(node.dtype)
     ndim = len(node.shape)
     batch = node.shape[:-2]
+    # Sums run in the accumulator dtype: squares of float16 values above 256 overflow float16.
+    wide = astype_node(node, dt.accumulator(node.dtype))
     if 0 in node.shape[-2:]:
         # The zero map: every norm is 0 (and max/min over no values would have no identity).
         out = full_node(batch, 0, real, node.device)
     elif ord == "fro":
-        out = _sqrt_safe(_reduce("sum", _abs_squared(node), (ndim - 2, ndim - 1)))
+        out = _sqrt_safe(_reduce("sum", _abs_squared(wide), (ndim - 2, ndim - 1)))
     elif ord == "nuc" or ord in (2, -2):
-        s = make(P["svdvals"], (node,))
+        s = make(P["svdvals"], (_lapack(node, name),))
         out = _reduce("sum" if ord == "nuc" else "max" if ord == 2 else "min", s, _last(s))
     else:
         # 1: column sums (over rows, axis -2); inf: row sums (over columns, axis -1).
-        sums = _reduce("sum", make(P["abs"], (node,)), (ndim - 2 if abs(ord) == 1 else ndim - 1,))
+        sums = _reduce("sum", make(P["abs"], (wide,)), (ndim - 2 if abs(ord) == 1 else ndim - 1,))
         out = _reduce("max" if ord > 0 else "min", sums, _last(sums))
+    out = astype_node(out, real)
     if keepdims:
         out = reshape_node(out, batch + (1, 1))
     return wrap(out)
@@ -305,7 +320,7 @@ def matrix_power(x, n, /):
     if n == 0:
         identity = eye(node.shape[-1], dtype=node.dtype, device=node.device)._node
         return wrap(broadcast_node(identity, node.shape))
-    power = node if n > 0 else make(P["inv"], (node,))
+    power = node if n > 0 else make(P["inv"], (_lapack(node, name),))
     result, k = None, abs(n)
     while True:
         if k & 1:
@@ -324,7 +339,7 @@ def matrix_rank(x, /, *, rtol=None):
     broadcasts against x's stack shape.
     """
     name = "linalg.matrix_rank"
-    node = _matrices(x, name)
+    node = _matrices(x, name, lapack=True)
     tol, batch = _rtol(rtol, node, name)
     if 0 in node.shape[-2:]:
         return wrap(full_node(batch, 0, dt.DEFAULT_INT, node.device))
@@ -353,7 +368,7 @@ def pinv(x, /, *, rtol=None):
     broadcasts against x's stack shape.
     """
     name = "linalg.pinv"
-    node = _matrices(x, name)
+    node = _matrices(x, name, lapack=True)
     tol, batch = _rtol(rtol, node, name)
     m, n = node.shape[-2:]
     if not isinstance(rtol, Array):
@@ -386,7 +401,7 @@ def qr(x, /, *, mode="reduced"):
     'complete': Q (..., M, M) and R (..., M, N).
     """
     name = "linalg.qr"
-    node = _matrices(x, name)
+    node = _matrices(x, name, lapack=True)
     if not isinstance(mode, str) or mode not in ("reduced", "complete"):
         raise ValueError(f"{name}: mode must be 'reduced' or 'complete', got {mode!r}")
     return QRResult(*(wrap(n) for n in make_multi(P["qr"], (node,), (mode,))))
@@ -398,7 +413,7 @@ def slogdet(x, /):
 
     A zero determinant gives sign 0 and logabsdet -inf.
     """
-    node = _matrices(x, "linalg.slogdet", square=True)
+    node = _matrices(x, "linalg.slogdet", square=True, lapack=True)
     return SlogdetResult(*(wrap(n) for n in make_multi(P["slogdet"], (node,))))
 
 
@@ -423,7 +438,8 @@ def solve(x1, x2, /):
     if len(s2) > 1:
         broadcast_shapes(name, s1[:-2], s2[:-2])
     dtype = dt.PROMOTION[n1.dtype, n2.dtype]
-    return wrap(make(P["solve"], (astype_node(n1, dtype), astype_node(n2, dtype))))
+    n1, n2 = astype_node(n1, dtype), astype_node(n2, dtype)
+    return wrap(make(P["solve"], (_lapack(n1, name, "x1"), _lapack(n2, name, "x2"))))
 
 
 def svd(x, /, *, full_matrices=True):
@@ -432,13 +448,13 @@ def svd(x, /, *, full_matrices=True):
     x = U @ diag(S) @ Vh with S in descending order; full_matrices=False keeps
     only the leading K = min(M, N) singular vectors.
     """
-    node = _matrices(x, "linalg.svd")
+    node = _matrices(x, "linalg.svd", lapack=True)
     return SVDResult(*(wrap(n) for n in make_multi(P["svd"], (node,), (bool(full_matrices),))))
 
 
 def svdvals(x, /):
     """Returns the singular values of a matrix (or a stack of matrices) x, in descending order."""
-    return wrap(make(P["svdvals"], (_matrices(x, "linalg.svdvals"),)))
+    return wrap(make(P["svdvals"], (_matrices(x, "linalg.svdvals", lapack=True),)))
 
 
 def trace(x, /, *, offset=0, dtype=None):
@@ -451,8 +467,7 @@ def trace(x, /, *, offset=0, dtype=None):
     name = "linalg.trace"
     node = _matrices(x, name, accepts=None)
     diag = make(P["diagonal"], (node,), (_int_arg(offset, name, "offset"),))
-    diag = astype_node(diag, _accumulator(node, dtype, name))
-    return wrap(_reduce("sum", diag, _last(diag)))
+    return wrap(accumulate(P["sum"], diag, (_last(diag), False), sum_dtype(node, dtype, name)))
 
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
@@ -471,7 +486,12 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     if p is None or math.isnan(p):
         raise ValueError(f"{name}: ord must be a real number or +-inf, got {ord!r}")
     axes = normalize_axes(axis, len(node.shape), name)
-    keepdims = bool(keepdims)
+    # Computed in the accumulator dtype: squares of float16 values above 256 overflow float16.
+    wide = astype_node(node, dt.accumulator(node.dtype))
+    return wrap(astype_node(_vector_norm(wide, axes, bool(keepdims), p, name), dt.real_dtype(node.dtype)))
+
+
+def _vector_norm(node, axes, keepdims, p, name):
     real = dt.real_dtype(node.dtype)
     count = 1
     for a in axes:
@@ -480,18 +500,18 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
         if count == 0:
             # max/min over no values: the identities of the norms (0 for inf, inf for -inf).
             shape = tuple(1 if i in axes else n for i, n in enumerate(node.shape) if keepdims or i not in axes)
-            return wrap(full_node(shape, 0.0 if p > 0 else math.inf, real, node.device))
-        return wrap(_reduce("max" if p > 0 else "min", make(P["abs"], (node,)), axes, keepdims))
+            return full_node(shape, 0.0 if p > 0 else math.inf, real, node.device)
+        return _reduce("max" if p > 0 else "min", make(P["abs"], (node,)), axes, keepdims)
     if p == 0:
         nonzero = make(P["not_equal"], (node, scalar_node(0, node.dtype, node.device, name)))
-        return wrap(_reduce("sum", astype_node(nonzero, real), axes, keepdims))
+        return _reduce("sum", astype_node(nonzero, real), axes, keepdims)
     if p == 1:
-        return wrap(_reduce("sum", make(P["abs"], (node,)), axes, keepdims))
+        return _reduce("sum", make(P["abs"], (node,)), axes, keepdims)
     if p == 2:
-        return wrap(_sqrt_safe(_reduce("sum", _abs_squared(node), axes, keepdims)))
+        return _sqrt_safe(_reduce("sum", _abs_squared(node), axes, keepdims))
     exponent = scalar_node(p, real, node.device, name)
     # |x|**p at x = 0 is 0 (p > 0) or inf (p < 0); zero_safe gives it gradient 0, not NaN.
     powered = _zero_safe(make(P["abs"], (node,)), 0.0 if p > 0 else math.inf,
                          lambda n: make(P["pow"], (n, exponent)))
     total = _reduce("sum", powered, axes, keepdims)
-    return wrap(make(P["pow"], (total, scalar_node(1.0 / p, real, node.device, name))))
+    return make(P["pow"], (total, scalar_node(1.0 / p, real, node.device, name)))

@@ -275,8 +275,8 @@ def test_var_and_std_reject_bad_corrections(fn, correction):
 
 
 @pytest.mark.parametrize("fn", [xp.sum, xp.prod])
-@pytest.mark.parametrize("dtype", [xp.float64, "float16"])
+@pytest.mark.parametrize("dtype", [xp.float64, xp.float16, "datetime64[s]"])
 def test_sum_and_prod_reject_bad_dtype_arguments(fn, dtype):
-    # complex input cannot accumulate in a real dtype; float16 is not an arrayx dtype
+    # complex input cannot accumulate in a real dtype; datetime64 is not an arrayx dtype
     with pytest.raises(TypeError, match=fn.__name__):
         fn(xp.asarray([1j]), dtype=dtype)

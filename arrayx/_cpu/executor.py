@@ -23,8 +23,8 @@ class CPUExecutor(Executor):
 
     def from_scalar(self, value, dtype):
         # A NumPy scalar is the cheapest 0-d buffer and broadcasts in every ufunc.
-        # A value beyond float32's range becomes inf, as a cast does, without a warning.
-        if dtype.kind in "fc" and type(value) in (int, float) and abs(value) > 3.4e38:
+        # A value beyond float16's range (the narrowest) becomes inf, as a cast does, without a warning.
+        if dtype.kind in "fc" and type(value) in (int, float) and abs(value) > 65504.0:
             with np.errstate(over="ignore"):
                 return dtype.type(value)
         return dtype.type(value)

@@ -29,7 +29,7 @@ UFUNCS = {
     "less": np.less, "less_equal": np.less_equal, "logaddexp": np.logaddexp,
     "logical_and": np.logical_and, "logical_or": np.logical_or,
     "logical_xor": np.logical_xor, "maximum": np.maximum, "minimum": np.minimum,
-    "multiply": np.multiply, "nextafter": np.nextafter, "not_equal": np.not_equal,
+    "multiply": np.multiply, "not_equal": np.not_equal,
     "subtract": np.subtract, "where": np.where, "matmul": np.matmul,
     "stop_gradient": lambda a: a,
 }
@@ -366,3 +366,4 @@ DYNAMIC = {
     "unique_values": _unique(),
     "repeat": lambda a, repeats, axis: (np.repeat(a, repeats, axis=axis),),
 }
+arrayx/executors/cpu.py

@@ -82,6 +82,18 @@ def _remainder(dtype):
     return np.remainder
 
 
+def _nextafter(dtype):
+    if dtype.dtype != np.float16:
+        return np.nextafter
+
+    def nextafter(a, b):
+        # NumPy's float16 nextafter returns x1 where x1 == x2; the standard (and
+        # C's nextafter, which float32 and float64 use) return x2, so
+        # nextafter(-0.0, +0.0) is +0.0.
+        return np.where(a == b, b, np.nextafter(a, b))
+    return nextafter
+
+
 def _shift(fn):
     def build(dtype):
         return fn
@@ -95,6 +107,7 @@ SPECIAL = {
     "expm1": _expm1,
     "tanh": _tanh,
     "remainder": _remainder,
+    "nextafter": _nextafter,
     "bitwise_left_shift": _shift(np.left_shift),
     "bitwise_right_shift": _shift(np.right_shift),
 }

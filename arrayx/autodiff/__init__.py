@@ -29,7 +29,7 @@ def _check_differentiable(x, name, label):
         raise TypeError(f"{name}: {label} must be an arrayx array, got {type(x).__name__}")
     if x.dtype not in dt.CATEGORIES["real floating"]:
         raise TypeError(f"{name}: {label} has dtype {x.dtype}; differentiation needs a real floating dtype "
-                        f"(float32 or float64)")
+                        f"(float16, float32 or float64)")
 
 
 def _fresh(x):

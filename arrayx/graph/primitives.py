@@ -391,19 +391,19 @@ _add("gather", INDEX, None, _given_shape_rule)           # inputs: x, *index arr
 _add("scatter", UPDATE, None, _same_rule)                # inputs: x, value, *index arrays; attrs: key template
 _add("scatter_add", UPDATE, None, _same_rule)            # as scatter, but adds value; duplicates accumulate
 _add("diagonal", MOVEMENT, None, _diagonal_rule)         # attrs: offset (over the last two axes)
-_add("cholesky", LINALG, "floating", _same_rule)         # attrs: upper
-_add("inv", LINALG, "floating", _same_rule)
-_add("det", LINALG, "floating", _batch_scalar_rule)
-_add("solve", LINALG, "floating", _solve_rule)           # NumPy 2 semantics: 1-D x2 is one vector
-_add("pinv", LINALG, "floating", _pinv_rule)             # attrs: rtol (None: max(M, N) * eps)
-_add("svdvals", LINALG, "floating", _svdvals_rule)
-_add("eigvalsh", LINALG, "floating", _eigvalsh_rule)
-_add("eigvals", LINALG, "floating", _eigvals_rule)
-_add("qr", MULTI, "floating", _qr_rule)                  # attrs: mode -> (Q, R)
-_add("svd", MULTI, "floating", _svd_rule)                # attrs: full_matrices -> (U, S, Vh)
-_add("eigh", MULTI, "floating", _eigh_rule)              # -> (eigenvalues, eigenvectors)
-_add("eig", MULTI, "floating", _eig_rule)                # -> (eigenvalues, eigenvectors), complex
-_add("slogdet", MULTI, "floating", _slogdet_rule)        # -> (sign, logabsdet)
+_add("cholesky", LINALG, "lapack floating", _same_rule)  # attrs: upper
+_add("inv", LINALG, "lapack floating", _same_rule)
+_add("det", LINALG, "lapack floating", _batch_scalar_rule)
+_add("solve", LINALG, "lapack floating", _solve_rule)    # NumPy 2 semantics: 1-D x2 is one vector
+_add("pinv", LINALG, "lapack floating", _pinv_rule)      # attrs: rtol (None: max(M, N) * eps)
+_add("svdvals", LINALG, "lapack floating", _svdvals_rule)
+_add("eigvalsh", LINALG, "lapack floating", _eigvalsh_rule)
+_add("eigvals", LINALG, "lapack floating", _eigvals_rule)
+_add("qr", MULTI, "lapack floating", _qr_rule)           # attrs: mode -> (Q, R)
+_add("svd", MULTI, "lapack floating", _svd_rule)         # attrs: full_matrices -> (U, S, Vh)
+_add("eigh", MULTI, "lapack floating", _eigh_rule)       # -> (eigenvalues, eigenvectors)
+_add("eig", MULTI, "lapack floating", _eig_rule)         # -> (eigenvalues, eigenvectors), complex
+_add("slogdet", MULTI, "lapack floating", _slogdet_rule)  # -> (sign, logabsdet)
 _add("select", SELECT, None, _select_rule)               # attrs: index of the output of a multi-output node
 _add("fftn", FFT, "complex floating", _fft("complex"))
 _add("ifftn", FFT, "complex floating", _fft("complex"))

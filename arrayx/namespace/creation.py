@@ -219,12 +219,14 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
         n = max(-((start - stop) // step), 0)  # ceil((stop - start) / step), exact for any int
     check_size((n,), dtype, "arange")
     device = check_device(device, "arange")
-    index = iota((n,), 0, dtype, device)
     if step < 0 and dtype in dt.UNSIGNED:
         # An unsigned dtype cannot hold the negative step: count down from start instead.
+        index = iota((n,), 0, dtype, device)
         return wrap(make(P["subtract"], (scalar_node(start, dtype, device, "arange"),
                                          _affine(index, -step, 0, "arange"))))
-    return wrap(_affine(index, step, start, "arange"))
+    # float16 values are computed in float32 and rounded once (its indices stop at 2048).
+    index = iota((n,), 0, dt.accumulator(dtype), device)
+    return wrap(astype_node(_affine(index, step, start, "arange"), dtype))
 
 
 def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
@@ -245,12 +247,14 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
     device = check_device(device, "linspace")
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0
-    index = iota((num,), 0, dtype, device)
+    # float16 values are computed in float32 and rounded once (its indices stop at 2048).
+    wide = dt.accumulator(dtype)
+    index = iota((num,), 0, wide, device)
     node = _affine(index, step, start, "linspace")
     if endpoint and num > 1:
-        last = make(P["equal"], (index, scalar_node(num - 1, dtype, device, "linspace")))
-        node = make(P["where"], (last, scalar_node(stop, dtype, device, "linspace"), node))
-    return wrap(node)
+        last = make(P["equal"], (index, scalar_node(num - 1, wide, device, "linspace")))
+        node = make(P["where"], (last, scalar_node(stop, wide, device, "linspace"), node))
+    return wrap(astype_node(node, dtype))
 
 
 def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):

@@ -33,10 +33,13 @@ class Info:
         }
 
     def dtypes(self, *, device=None, kind=None):
-        """The dtypes supported on `device`, optionally only those of `kind`."""
+        """The standard's dtypes supported on `device`, optionally only those of `kind`.
+
+        The extension float16 is left out: the standard allows only its own dtypes here.
+        """
         check_device(device, "dtypes")
         from .data_types import is_kind
-        return {str(d): d for d in dt.ALL if kind is None or is_kind(d, kind, "dtypes")}
+        return {str(d): d for d in dt.STANDARD if kind is None or is_kind(d, kind, "dtypes")}
 
     def devices(self):
         """The devices arrays can be placed on."""

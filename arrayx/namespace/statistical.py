@@ -1,7 +1,8 @@
 """Statistical functions of the array API standard.
 
 sum, prod, max, min and the cumulative functions are primitives; mean, var
-and std are composites of them.
+and std are composites of them. Those that accumulate run in
+`dtypes.accumulator` of their dtype (float16 in float32) and round once.
 """
 
 import math
@@ -27,8 +28,8 @@ def _count(node, axes):
     return n
 
 
-def _accumulator(node, dtype, name):
-    """The dtype sum/prod accumulate in: dtype= if given, else the standard's default."""
+def sum_dtype(node, dtype, name):
+    """The result dtype of sum/prod: dtype= if given, else the standard's default."""
     if dtype is not None:
         dtype = check_dtype_arg(dtype, name)
         if node.dtype in dt.COMPLEX and dtype not in dt.COMPLEX:
@@ -41,12 +42,18 @@ def _accumulator(node, dtype, name):
     return node.dtype
 
 
+def accumulate(prim, node, attrs, dtype):
+    """`prim` (sum, prod, a scan) over `node` cast to `dtype`, accumulated in
+    dtypes.accumulator(dtype) and rounded once to `dtype`."""
+    wide = astype_node(astype_node(node, dtype), dt.accumulator(dtype))
+    return astype_node(make(prim, (wide,), attrs), dtype)
+
+
 def _sum_like(name, x, axis, dtype, keepdims):
     # Every dtype is accepted: bool accumulates in the default integer dtype, as in NumPy.
     node = node_of(x, name)
-    node = astype_node(node, _accumulator(node, dtype, name))
     axes = normalize_axes(axis, len(node.shape), name)
-    return wrap(make(P[name], (node,), (axes, bool(keepdims))))
+    return wrap(accumulate(P[name], node, (axes, bool(keepdims)), sum_dtype(node, dtype, name)))
 
 
 def sum(x, /, *, axis=None, dtype=None, keepdims=False):
@@ -78,6 +85,7 @@ def min(x, /, *, axis=None, keepdims=False):
 
 
 def _mean_node(node, axes, keepdims, name):
+    """The mean of `node` (already in its accumulator dtype) over `axes`."""
     total = make(P["sum"], (node,), (axes, keepdims))
     count = scalar_node(_count(node, axes), dt.real_dtype(node.dtype), node.device, name)
     return make(P["divide"], (total, astype_node(count, node.dtype)))
@@ -88,34 +96,39 @@ def mean(x, /, *, axis=None, keepdims=False):
     node = node_of(x, "mean")
     check_dtype(node, "floating", "mean")
     axes = normalize_axes(axis, len(node.shape), "mean")
-    return wrap(_mean_node(node, axes, bool(keepdims), "mean"))
+    wide = astype_node(node, dt.accumulator(node.dtype))
+    return wrap(astype_node(_mean_node(wide, axes, bool(keepdims), "mean"), node.dtype))
 
 
 def _var_node(x, axis, correction, keepdims, name):
+    """The variance of x in x's accumulator dtype, and x's dtype (the result's)."""
     node = node_of(x, name)
     check_dtype(node, "real floating", name)
     if type(correction) not in (int, float) or correction < 0:
         raise ValueError(f"{name}: correction must be a non-negative int or float, got {correction!r}")
     axes = normalize_axes(axis, len(node.shape), name)
-    centered = make(P["subtract"], (node, _mean_node(node, axes, True, name)))
+    wide = astype_node(node, dt.accumulator(node.dtype))
+    centered = make(P["subtract"], (wide, _mean_node(wide, axes, True, name)))
     squares = make(P["multiply"], (centered, centered))
     total = make(P["sum"], (squares,), (axes, bool(keepdims)))
     dof = _count(node, axes) - correction
     # The standard: NaN where N - correction <= 0 (NumPy divides by max(dof, 0), giving inf).
-    denominator = scalar_node(float(dof) if dof > 0 else math.nan, node.dtype, node.device, name)
-    return make(P["divide"], (total, denominator))
+    denominator = scalar_node(float(dof) if dof > 0 else math.nan, wide.dtype, node.device, name)
+    return make(P["divide"], (total, denominator)), node.dtype
 
 
 def var(x, /, *, axis=None, correction=0.0, keepdims=False):
     """Calculates the variance of the input array x, dividing by N - correction
     (NaN where N - correction <= 0, as the standard says)."""
-    return wrap(_var_node(x, axis, correction, keepdims, "var"))
+    variance, dtype = _var_node(x, axis, correction, keepdims, "var")
+    return wrap(astype_node(variance, dtype))
 
 
 def std(x, /, *, axis=None, correction=0.0, keepdims=False):
     """Calculates the standard deviation of the input array x, dividing by N - correction
     (NaN where N - correction <= 0, as the standard says)."""
-    return wrap(make(P["sqrt"], (_var_node(x, axis, correction, keepdims, "std"),)))
+    variance, dtype = _var_node(x, axis, correction, keepdims, "std")
+    return wrap(astype_node(make(P["sqrt"], (variance,)), dtype))
 
 
 def _cumulative(name, x, axis, dtype, include_initial):
@@ -129,8 +142,7 @@ def _cumulative(name, x, axis, dtype, include_initial):
     if ndim == 0:
         raise ValueError(f"{name}: x must have at least one dimension")
     axis = normalize_axis(axis, ndim, name)
-    node = astype_node(node, _accumulator(node, dtype, name))
-    out = make(P[name], (node,), (axis,))
+    out = accumulate(P[name], node, (axis,), sum_dtype(node, dtype, name))
     if include_initial:
         pads = tuple((1, 0) if i == axis else (0, 0) for i in range(ndim))
         identity = 0 if name == "cumulative_sum" else 1

@@ -42,7 +42,7 @@ def gen_backend(backend='cpu', rng_seed=None, datatype=np.float32, batch_size=0,
     Arguments:
         backend (str): 'cpu', 'mkl' or 'gpu'.
         rng_seed (int, optional): seed of the backend's random number generator.
-        datatype (dtype): default element type, np.float32 or np.float64.
+        datatype (dtype): default element type, np.float16, np.float32 or np.float64.
         batch_size (int): the batch size (`be.bsz`).
         stochastic_round, device_id, max_devices: passed to the backend (GPU options).
         compat_mode (str, optional): 'caffe' for caffe-compatible conv/pool sizes.

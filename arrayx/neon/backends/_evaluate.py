@@ -53,7 +53,7 @@ class _Context:
 
     def floating(self, x):
         """x as a real floating array (integers and booleans in the backend's float type)."""
-        if x.dtype in (xp.float32, xp.float64):
+        if xp.isdtype(x.dtype, "real floating"):
             return x
         return xp.astype(x, self.float_dtype)
 

@@ -175,11 +175,10 @@ class Autodiff:
             for i, t in enumerate(tensors):
                 if t.dtype.kind != "f":
                     raise TypeError(f"Autodiff: tensors[{i}] has dtype {t.dtype}; differentiation needs "
-                                    f"float32 or float64")
+                                    f"float16, float32 or float64")
                 bases.append(ctx.base(t._storage))
             output = _translate(ctx, self.op_tree)
-            if output.dtype not in (xp.float32, xp.float64):
-                output = ctx.floating(output)
+            output = ctx.floating(output)
             if output.shape != self.shape:
                 output = xp.broadcast_to(output, self.shape)
             cotangent = self._cotangent(ctx, output)

@@ -50,8 +50,10 @@ class OpCollection:
 # ---------------------------------------------------------------------------
 # dtypes
 
-_DTYPES = {np.dtype(n): getattr(xp, n) for n in ("float32", "float64", "int8", "uint8", "int16", "uint16",
-                                                  "int32", "uint32", "int64", "uint64", "bool")}
+_DTYPES = {np.dtype(n): getattr(xp, n) for n in ("float16", "float32", "float64", "int8", "uint8", "int16",
+                                                  "uint16", "int32", "uint32", "int64", "uint64", "bool")}
+# The element types a backend computes in by default (neon's `datatype` option).
+_DEFAULT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 
 
 def np_dtype(dtype, where="Tensor"):
@@ -61,8 +63,7 @@ def np_dtype(dtype, where="Tensor"):
     except TypeError:
         raise TypeError(f"{where}: {dtype!r} is not a data type") from None
     if d not in _DTYPES:
-        extra = " (arrayx has no float16: use np.float32)" if d == np.float16 else ""
-        raise TypeError(f"{where}: dtype {d} is not supported{extra}; supported: "
+        raise TypeError(f"{where}: dtype {d} is not supported; supported: "
                         f"{', '.join(str(k) for k in _DTYPES)}")
     return d
 
@@ -807,7 +808,7 @@ class Backend:
 
     Arguments:
         rng_seed (int, optional): seed of the random number generator.
-        default_dtype (numpy dtype, optional): element type of new tensors (float32 or float64).
+        default_dtype (numpy dtype, optional): element type of new tensors (float16, float32 or float64).
         compat_mode (str, optional): 'caffe' or None.
         deterministic (bool, optional): deprecated; ignored with a warning.
     """
@@ -839,9 +840,9 @@ class Backend:
             d = np.dtype(default_dtype)
         except TypeError:
             raise ValueError(f"{type(self).__name__}: {default_dtype!r} is not a data type") from None
-        if d not in (np.dtype(np.float32), np.dtype(np.float64)):
-            extra = " (arrayx has no float16)" if d == np.float16 else ""
-            raise ValueError(f"{type(self).__name__}: default data type must be float32 or float64, got {d}{extra}")
+        if d not in _DEFAULT_DTYPES:
+            raise ValueError(f"{type(self).__name__}: default data type must be float16, float32 or float64, "
+                             f"got {d}")
         self.default_dtype = default_dtype
         if self.device is None:
             self.device = _default_device()
