@@ -49,6 +49,16 @@ def _workers():
     return _pool
 
 
+def _forget_pool():
+    # A forked child has none of the parent's threads: it starts its own pool.
+    global _pool, _pool_lock
+    _pool, _pool_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
 def _identity(name, dtype):
     """The value a partial result starts from: combining it with x gives x
     (a float sum starts from +0.0, as NumPy's does: a sum of -0.0 is +0.0)."""

@@ -366,4 +366,3 @@ DYNAMIC = {
     "unique_values": _unique(),
     "repeat": lambda a, repeats, axis: (np.repeat(a, repeats, axis=axis),),
 }
-arrayx/executors/cpu.py
