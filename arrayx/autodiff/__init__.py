@@ -40,6 +40,19 @@ def _fresh(x):
     return Array._new(Node(P["reshape"], (node,), (node.shape,), node.shape, node.dtype, node.device))
 
 
+def _realize_arguments(args):
+    """Evaluate the array arguments before the retained scope (one force point).
+
+    f is differentiated with respect to its arguments' values, not their
+    history. Computed outside retain_history, a lazy argument (w after
+    `w = w - lr * g` in a training loop) becomes a leaf that frees its update
+    chain; computed inside, it would keep the chain and every call would
+    compute it again. Inside an enclosing grad the scope is retained anyway,
+    so the outer gradient still sees the path to x.
+    """
+    realize([a._node for a in args if isinstance(a, Array) and a._node.buffer is None])
+
+
 def _argnums(argnums, n_args, name):
     nums = (argnums,) if isinstance(argnums, numbers.Integral) else tuple(argnums)
     for i in nums:
@@ -55,6 +68,7 @@ def vjp(f, *primals):
     """
     for i, p in enumerate(primals):
         _check_differentiable(p, "vjp", f"primals[{i}]")
+    _realize_arguments(primals)
     with retain_history():
         xs = [_fresh(p) for p in primals]
         # The nodes to differentiate by, taken now: f may rebind its arguments (a[k] = v).
@@ -87,6 +101,7 @@ def value_and_grad(f, argnums=0):
         nums = _argnums(argnums, len(args), "grad")
         for i in nums:
             _check_differentiable(args[i], "grad", f"argument {i}")
+        _realize_arguments(args)
         with retain_history():
             xs = list(args)
             for i in nums:
