@@ -29,6 +29,7 @@ def main():
     print("logistic 1/(1+exp(-x)) over", n, "float64 elements, recorded lazily:\n")
     print(xp.graph(y))
     print(f"\ncomputed so far: {xp.debug.counters['steps_run']} steps (nothing runs before a force point)")
+    print(f"fused into: {xp.debug.fused_groups(y)}")
 
     t0 = time.perf_counter()
     xp.eval(y)
@@ -36,7 +37,7 @@ def main():
 
     expected = 1 / (1 + np.exp(-host))
     err = float(np.max(np.abs(np.asarray(y) - expected)))
-    print(f"\nevaluated on the {y.device.name} executor: {xp.debug.counters['steps_run']} steps")
+    print(f"\nevaluated on the {y.device.name} executor: {xp.debug.counters['steps_run']} step(s)")
     print("first values:", np.asarray(y[:3]))
     print(f"max |arrayx - numpy| = {err:.3g}", "(matches)" if err == 0.0 else "(DIFFERS)")
     print(f"graph build: {t_build * 1e6:.1f} us (first), {t_rebuild * 1e6:.1f} us (mean of {rebuilds} rebuilds)   "
