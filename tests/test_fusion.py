@@ -315,3 +315,17 @@ def test_blocks_tile_the_iteration_space():
             assert seen[index].size <= 64
             seen[index] += 1
         assert (seen == 1).all()
+
+
+def test_groups_stop_growing_at_max_members(monkeypatch):
+    from arrayx.scheduler import fuse
+    monkeypatch.setattr(fuse, "MAX_MEMBERS", 8)
+    a = np.linspace(0, 1, 10)
+    y = x = xp.asarray(a)
+    for _ in range(20):
+        y = y * 0.5 + x
+    assert all(len(g.body) <= 8 for g in debug.fused_groups(y))
+    expected = a
+    for _ in range(20):
+        expected = expected * 0.5 + a
+    assert_identical(y, expected)

@@ -28,6 +28,9 @@ from ..graph.primitives import BLOCK_REDUCE_OPS, ELEMENTWISE_OPS
 # A lone elementwise node or reduction over fewer points than this runs as an
 # ordinary step: there is nothing to fuse, and blocks or threads cannot pay.
 SINGLE_NODE_MIN_SIZE = 1 << 16
+# Members of one group at most: a group compiles to one function (a line a
+# member on the CPU, a kernel on a GPU), and compile time grows with it.
+MAX_MEMBERS = 4096
 # False inside `arrayx.debug.unfused()`.
 ENABLED = True
 
@@ -103,7 +106,7 @@ def _group_of_users(node, node_users, group_of):
     if not node_users:
         return None
     group = group_of.get(node_users[0])
-    if group is None or group.device is not node.device:
+    if group is None or group.device is not node.device or len(group.members) >= MAX_MEMBERS:
         return None
     for user in node_users:
         if group_of.get(user) is not group:
