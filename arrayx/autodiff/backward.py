@@ -91,7 +91,10 @@ def backward(output, targets, cotangent):
             pending[id(child)] = ct if previous is None else previous + ct
     # A node evaluated outside retain_history lost its history; a target that
     # got no gradient may lie below one (or may truly not affect the output).
-    freed = sum(1 for n in order if n.op.name == "evaluated" and id(n) not in wanted and differentiable(n.dtype))
+    # The arguments below grad's targets (evaluated before its scope) hide nothing.
+    below_targets = {id(i) for t in targets for i in t.inputs}
+    freed = sum(1 for n in order if n.op.name == "evaluated" and id(n) not in wanted
+                and id(n) not in below_targets and differentiable(n.dtype))
     if freed and any(id(t) not in found for t in targets):
         warnings.warn(f"gradients: a differentiated array got no gradient, and {freed} floating array(s) "
                       f"below output carry no history (evaluated at a force point outside retain_history, "
