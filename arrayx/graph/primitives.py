@@ -265,8 +265,8 @@ def _fft(result, half_last=False):
 
 LEAF, ELEMENTWISE, REDUCE, SCAN, MOVEMENT, UPDATE, CONTRACTION = (
     "leaf", "elementwise", "reduce", "scan", "movement", "update", "contraction")
-SORT, INDEX, LINALG, MULTI, SELECT, FFT, DYNAMIC, FUSED = (
-    "sort", "index", "linalg", "multi", "select", "fft", "dynamic", "fused")
+SORT, INDEX, LINALG, MULTI, SELECT, FFT, DYNAMIC, FUSED, BOUND, STATE = (
+    "sort", "index", "linalg", "multi", "select", "fft", "dynamic", "fused", "bound", "state")
 
 # name: dtype category the inputs accept (None: any), result dtype rule
 UNARY = {
@@ -415,6 +415,14 @@ _add("ihfft", FFT, "real floating", _fft("complex", half_last=True))  # one axis
 for _name in ("nonzero", "unique_all", "unique_counts", "unique_inverse", "unique_values", "repeat"):
     _add(_name, DYNAMIC, None, None)
 
+# Leaves whose values a compiled computation binds each time it runs
+# (arrayx.transformers): attrs (shape, dtype, name). No executor runs them:
+# a force point on a graph that reads one is an error naming it.
+_add("placeholder", BOUND, None, _leaf_rule)
+_add("variable", BOUND, None, _leaf_rule)
+# assign(variable, value): inside a computation, the variable holds value
+# after the call; it evaluates to value.
+_add("assign", STATE, None, lambda prim, inputs, attrs: (inputs[0].shape, inputs[0].dtype))
 # A fused group (graph/fused.py): attrs (FusedGroup,); built by the scheduler's
 # fusion pass, never by the namespace, so it has no shape rule.
 _add("fused", FUSED, None, None)

@@ -28,7 +28,7 @@ from itertools import count
 
 from .. import debug, executors
 from ..graph.node import Node, retaining, toposort
-from ..graph.primitives import EVALUATED
+from ..graph.primitives import BOUND, EVALUATED, STATE
 from .collect import collect
 from .fuse import fuse
 from .lower import _transfer, lower
@@ -46,14 +46,15 @@ _lock = threading.RLock()
 
 
 class Plan:
-    __slots__ = ("n_slots", "segments", "outputs", "groups", "size", "used")
+    __slots__ = ("n_slots", "segments", "outputs", "groups", "size", "inputs", "used")
 
-    def __init__(self, n_slots, segments, outputs, groups, size):
+    def __init__(self, n_slots, segments, outputs, groups, size, inputs):
         self.n_slots = n_slots
         self.segments = segments    # [(callable(slots), step count)]
         self.outputs = outputs      # slot of each requested node
         self.groups = groups        # the FusedGroups of the plan, for arrayx.debug
         self.size = size            # graph nodes in the key
+        self.inputs = inputs        # the nodes whose values fill slots 0..n-1
         self.used = 0               # when it last ran, for eviction
 
 
@@ -69,15 +70,32 @@ def _fusable(node):
     return "fused" in ex.supports and node.op.name in ex.supports
 
 
-def build_plan(order, requested):
-    """Run the passes after collect over `order`: a compiled Plan."""
+def build_plan(order, requested, bound=False):
+    """Run the passes after collect over `order`: a compiled Plan.
+
+    With `bound`, placeholders and variables are inputs the caller binds when
+    the plan runs (a compiled computation); at a force point they have no
+    value, and neither has an assign, which only a computation carries out.
+    """
+    if not bound:
+        unbound = [n for n in order if n.buffer is None and n.op.kind in (BOUND, STATE)]
+        if unbound:
+            raise ValueError(_unbound_message(max(unbound, key=lambda n: n.op.kind == STATE)))
     size = len(order)
     order, requested = rewrite(order, requested, _layout)
     groups = fuse(order, requested, _fusable, lambda n: _layout(n) if n.buffer is not None else None)
-    steps, n_slots, outputs = assign_slots(order, groups, requested)
-    input_devices = [n.device for n in order if n.buffer is not None]
-    n_slots, segments = lower(steps, n_slots, input_devices, outputs)
-    return Plan(n_slots, segments, outputs, [g.program for g in groups], size)
+    steps, n_slots, outputs, inputs = assign_slots(order, groups, requested)
+    n_slots, segments = lower(steps, n_slots, [n.device for n in inputs], outputs)
+    return Plan(n_slots, segments, outputs, [g.program for g in groups], size, inputs)
+
+
+def _unbound_message(node):
+    if node.op.kind == STATE:
+        return ("assign: an assignment runs only inside a computation "
+                "(transformer.computation([..., assign(v, x)], ...)); it cannot be forced")
+    name = node.attrs[2]
+    return (f"{node.op.name} {name!r} has no value at a force point: run the graph through "
+            f"transformer.computation(results, *placeholders) and pass its value when calling it")
 
 
 def _cache(key, plan):

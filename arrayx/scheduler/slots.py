@@ -1,29 +1,36 @@
 """Slot pass: every value of a plan gets a slot in its buffer list, and every
 slot a last use.
 
-Plan inputs take slots 0..n-1 in collect order; each step's results take the
-next free numbers. A fused group becomes one step at the position of its root
+Plan inputs take slots 0..n-1 in collect order: realized nodes, and in a
+compiled computation the leaves it binds when it runs (placeholders,
+variables); each step's results take the next free numbers. A fused group becomes one step at the position of its root
 (its last member: every external input of the group is computed by then),
 with one output slot per value the group exports.
 """
 
 from ..executors.base import Step
-from ..graph.primitives import FUSED_OP
+from ..graph.primitives import BOUND, FUSED_OP
+
+
+def is_input(node):
+    """Whether the plan receives the node's value rather than computing it."""
+    return node.buffer is not None or node.op.kind == BOUND
 
 
 def assign_slots(order, groups, requested):
-    """(steps, slot count, slots of the requested nodes)."""
+    """(steps, slot count, slots of the requested nodes, input nodes by slot)."""
     slot = {}
-    n = 0
+    inputs = []
     for node in order:
-        if node.buffer is not None:
-            slot[node] = n
-            n += 1
+        if is_input(node):
+            slot[node] = len(inputs)
+            inputs.append(node)
+    n = len(inputs)
     group_of_root = {g.members[-1]: g for g in groups}
     members = {m for g in groups for m in g.members}
     steps = []
     for node in order:
-        if node.buffer is not None:
+        if node in slot:
             continue
         group = group_of_root.get(node)
         if group is not None:
@@ -47,7 +54,7 @@ def assign_slots(order, groups, requested):
             steps.append(Step(node.op, node.attrs, node.shape, node.dtype, args, n, node.device,
                               tuple((i.shape, i.dtype) for i in node.inputs)))
             n += 1
-    return steps, n, [slot[r] for r in requested]
+    return steps, n, [slot[r] for r in requested], inputs
 
 
 def last_uses(segments):

@@ -1,0 +1,195 @@
+"""Transformers and computations (ngraph's, seed 004) over arrayx's scheduler.
+
+A computation is compiled once, when it is created: the graph below its
+results is walked, rewritten, fused, given slots and compiled by the
+executors, with placeholders and variables as the plan's inputs. A call
+converts its arguments, binds them and the variables' current values to
+those slots and runs the compiled segments: no graph is built or walked and
+no plan key is hashed.
+"""
+
+import numpy as np
+
+from .. import dtypes as dt, executors
+from ..graph.node import Node, toposort
+from ..graph.primitives import EVALUATED
+from ..namespace.array_object import Array
+from ..scheduler.schedule import build_plan
+from .graph import initial_value
+
+
+class Transformer:
+    """Holds the state (variable values) its computations share."""
+
+    name = "cpu"
+
+    def __init__(self):
+        self.state = {}          # variable node -> buffer
+        self.variables = {}      # variable node -> None, in the order computations met them
+        self.initialized = False
+        self.closed = False
+
+    def computation(self, results, *inputs):
+        """A callable evaluating `results` (one array, or a list: then a call
+        returns a tuple) from `inputs`, placeholders passed positionally."""
+        self._check_open("computation")
+        return Computation(self, results, inputs)
+
+    def allocate(self):
+        """Storage for every variable of this transformer's computations (the
+        CPU executor allocates as it initializes)."""
+        self._check_open("allocate")
+
+    def initialize(self):
+        """Give every variable of this transformer's computations its initial
+        value; a variable met later is initialized when first used."""
+        self._check_open("initialize")
+        for node in self.variables:
+            if node not in self.state:
+                self.state[node] = self._executor().from_host(initial_value(node))
+        self.initialized = True
+
+    def save(self, path):
+        """Write every variable's value to `path` (a .npz file), by name."""
+        self._check_open("save")
+        self.initialize()
+        values = {node.attrs[2]: self._executor().to_host(buffer) for node, buffer in self.state.items()}
+        np.savez(path, **values)
+
+    def restore(self, path):
+        """Read every variable's value from `path`, as `save` wrote it. A file
+        whose variables differ in names, shapes or dtypes is a ValueError and
+        changes nothing."""
+        self._check_open("restore")
+        with np.load(path) as data:
+            saved = {k: data[k] for k in data.files}
+        by_name = {node.attrs[2]: node for node in self.variables}
+        if set(saved) != set(by_name):
+            raise ValueError(f"restore: {path} holds variables {sorted(saved)}, this transformer has "
+                             f"{sorted(by_name)}")
+        for name, value in saved.items():
+            node = by_name[name]
+            if value.shape != node.shape or value.dtype != node.dtype.dtype:
+                raise ValueError(f"restore: variable {name!r} is {node.dtype}{list(node.shape)} here, "
+                                 f"{value.dtype}{list(value.shape)} in {path}")
+        for name, value in saved.items():
+            self.state[by_name[name]] = self._executor().from_host(value)
+        self.initialized = True
+
+    def close(self):
+        """Release the variables' buffers; the transformer cannot run again."""
+        for buffer in self.state.values():
+            self._executor().deallocate(buffer)
+        self.state.clear()
+        self.closed = True
+
+    def _executor(self):
+        return executors.fallback()
+
+    def _check_open(self, name):
+        if self.closed:
+            raise ValueError(f"{name}: this transformer was closed")
+
+    def value_of(self, node):
+        """The current buffer of variable `node` (initialized on first use)."""
+        buffer = self.state.get(node)
+        if buffer is None:
+            buffer = self.state[node] = self._executor().from_host(initial_value(node))
+        return buffer
+
+
+class Computation:
+    """A compiled evaluation of results from placeholders (see the module)."""
+
+    def __init__(self, transformer, results, inputs):
+        self.transformer = transformer
+        self.single = not isinstance(results, (list, tuple))
+        results = [results] if self.single else list(results)
+        for i, r in enumerate(results):
+            if not isinstance(r, Array):
+                raise TypeError(f"computation: result {i} must be an arrayx array, got {type(r).__name__}")
+        for i, p in enumerate(inputs):
+            if not isinstance(p, Array) or p._node.op.name != "placeholder":
+                kind = p._node.op.name if isinstance(p, Array) else type(p).__name__
+                raise ValueError(f"computation: input {i} must be a placeholder, got {kind}")
+        self.placeholders = [p._node for p in inputs]
+        if len(set(self.placeholders)) != len(self.placeholders):
+            raise ValueError("computation: a placeholder is passed as an input twice")
+        # An assign computes its value; the variable takes it after the call.
+        self.assigns = []
+        wanted = []
+        for r in results:
+            node = r._node
+            if node.op.name == "assign":
+                self.assigns.append((node.inputs[0], len(wanted)))
+                node = node.inputs[1]
+            wanted.append(node)
+        requested = list(dict.fromkeys(n for n in wanted if n.buffer is None))
+        order = toposort(requested)
+        for node in order:
+            if node.op.name == "placeholder" and node not in self.placeholders:
+                raise ValueError(f"computation: the results depend on placeholder {node.attrs[2]!r}, "
+                                 f"which is not among the inputs")
+            if node.op.name == "assign":
+                raise ValueError("computation: an assign is only allowed as a result, not inside the graph")
+        self.plan = build_plan(order, requested, bound=True)
+        slot_of = dict(zip(requested, self.plan.outputs))
+        # Each result: its slot, or the buffer of an already evaluated node.
+        self.results = [(slot_of[n], None) if n.buffer is None else (None, n.buffer) for n in wanted]
+        self.shapes = [(n.shape, n.dtype, n.device) for n in wanted]
+        # How each input slot gets its value at a call.
+        self.binding = []
+        for node in self.plan.inputs:
+            if node.op.name == "placeholder":
+                self.binding.append(("argument", self.placeholders.index(node)))
+            elif node.op.name == "variable":
+                transformer.variables.setdefault(node)
+                self.binding.append(("variable", node))
+            else:
+                self.binding.append(("buffer", node.buffer))
+        for target, _ in self.assigns:
+            transformer.variables.setdefault(target)
+
+    def __call__(self, *args):
+        transformer = self.transformer
+        transformer._check_open("computation")
+        if len(args) != len(self.placeholders):
+            raise TypeError(f"computation: takes {len(self.placeholders)} argument(s) (one per placeholder), "
+                            f"got {len(args)}")
+        if not transformer.initialized:
+            transformer.initialize()
+        values = [self._argument(i, a) for i, a in enumerate(args)]
+        slots = [values[where] if kind == "argument" else transformer.value_of(where) if kind == "variable"
+                 else where for kind, where in self.binding]
+        slots += [None] * (self.plan.n_slots - len(slots))
+        for program, _ in self.plan.segments:
+            program(slots)
+        outputs = [slots[s] if s is not None else buffer for s, buffer in self.results]
+        for target, k in self.assigns:
+            transformer.state[target] = outputs[k]
+        arrays = tuple(Array._new(Node(EVALUATED, (), (), shape, dtype, device, buffer))
+                       for buffer, (shape, dtype, device) in zip(outputs, self.shapes))
+        return arrays[0] if self.single else arrays
+
+    def _argument(self, i, value):
+        node = self.placeholders[i]
+        name = node.attrs[2]
+        if isinstance(value, Array):
+            host = np.asarray(value)
+        elif isinstance(value, (bool, int, float, complex, np.ndarray, np.generic)):
+            host = np.asarray(value)
+        else:
+            raise TypeError(f"computation: argument {i} for placeholder {name!r} must be a number, a NumPy "
+                            f"array or an arrayx array, got {type(value).__name__}")
+        if host.shape != node.shape:
+            raise ValueError(f"computation: argument {i} for placeholder {name!r} has shape {host.shape}, "
+                             f"expected {node.shape}")
+        if isinstance(value, (bool, int, float, complex)):
+            fits = dt.scalar_dtype(value, node.dtype) == node.dtype   # a Python number adopts a dtype of its kind
+        else:
+            source = dt.FROM_NUMPY.get(host.dtype)
+            fits = source is not None and dt.PROMOTION.get((source, node.dtype)) == node.dtype
+        if not fits:
+            raise TypeError(f"computation: argument {i} for placeholder {name!r} has dtype {host.dtype}, "
+                            f"which does not cast safely to {node.dtype}")
+        return self.transformer._executor().from_host(host.astype(node.dtype.dtype, copy=False))
