@@ -35,6 +35,7 @@ from .namespace.searching import *  # noqa: F401,F403
 from .namespace.sorting import *  # noqa: F401,F403
 from .namespace.sets import *  # noqa: F401,F403
 from . import debug, fft, linalg  # noqa: F401  (the standard's extensions are submodules)
+from .transformers.jit import jit  # noqa: F401
 from .graph.display import describe as _describe
 from .namespace.build import node_of as _node_of
 from .scheduler.schedule import realize as _realize

@@ -2,7 +2,7 @@
 
 Counters:
 
-`plans_built`: plans scheduled and compiled (plan cache misses).
+`plans_built`: plans scheduled and compiled (plan cache misses, computations, jit traces).
 `plan_cache_hits`: forces that reused a cached plan.
 `realizations`: force points that ran a plan.
 `steps_run`: steps executed (a fused group is one step).

@@ -15,7 +15,7 @@ from graph nodes, so they evaluate lazily and can be differentiated again.
 import numbers
 
 from .. import dtypes as dt
-from ..graph.node import Node, retain_history
+from ..graph.node import Node, retain_history, tracing
 from ..namespace.array_object import Array
 from ..namespace.build import P, make, wrap
 from ..scheduler.schedule import realize
@@ -50,7 +50,8 @@ def _realize_arguments(args):
     compute it again. Inside an enclosing grad the scope is retained anyway,
     so the outer gradient still sees the path to x.
     """
-    realize([a._node for a in args if isinstance(a, Array) and a._node.buffer is None])
+    if not tracing():   # a traced function's arguments are placeholders, with no value yet
+        realize([a._node for a in args if isinstance(a, Array) and a._node.buffer is None])
 
 
 def _argnums(argnums, n_args, name):
@@ -76,7 +77,8 @@ def vjp(f, *primals):
         y = f(*xs)
         if not isinstance(y, Array):
             raise TypeError(f"vjp: f must return an arrayx array, got {type(y).__name__}")
-        realize([y._node])
+        if not tracing():
+            realize([y._node])
 
     def vjp_fn(cotangent):
         if isinstance(cotangent, Array):
@@ -114,7 +116,8 @@ def value_and_grad(f, argnums=0):
                 raise TypeError(f"grad: f must return a 0-d array (a scalar loss), got {shape}")
             if y.dtype not in dt.CATEGORIES["real floating"]:
                 raise TypeError(f"grad: f returned dtype {y.dtype}; expected a real floating dtype")
-            realize([y._node])
+            if not tracing():
+                realize([y._node])
             found = backward(y._node, targets, ones_for(y._node))
         grads = tuple(g if g is not None else zeros_for(t) for g, t in zip(found, targets))
         return y, (grads[0] if isinstance(argnums, numbers.Integral) else grads)

@@ -6,6 +6,7 @@ from contextlib import contextmanager
 
 class _Scope(threading.local):
     retaining = 0   # depth of nested retain_history() scopes in this thread
+    tracing = 0     # depth of nested traces (arrayx.jit) in this thread
 
 
 _scope = _Scope()
@@ -32,6 +33,22 @@ def retain_history():
         yield
     finally:
         _scope.retaining -= 1
+
+
+def tracing():
+    """True while the calling thread traces a function for arrayx.jit: its
+    arguments are placeholders, so nothing that reads them can be forced."""
+    return _scope.tracing > 0
+
+
+@contextmanager
+def trace():
+    """The scope of one trace (see `tracing`)."""
+    _scope.tracing += 1
+    try:
+        yield
+    finally:
+        _scope.tracing -= 1
 
 
 class Constant:

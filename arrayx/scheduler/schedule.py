@@ -80,13 +80,18 @@ def build_plan(order, requested, bound=False):
     if not bound:
         unbound = [n for n in order if n.buffer is None and n.op.kind in (BOUND, STATE)]
         if unbound:
-            raise ValueError(_unbound_message(max(unbound, key=lambda n: n.op.kind == STATE)))
+            raise UnboundError(_unbound_message(max(unbound, key=lambda n: n.op.kind == STATE)))
     size = len(order)
     order, requested = rewrite(order, requested, _layout)
     groups = fuse(order, requested, _fusable, lambda n: _layout(n) if n.buffer is not None else None)
     steps, n_slots, outputs, inputs = assign_slots(order, groups, requested)
     n_slots, segments = lower(steps, n_slots, [n.device for n in inputs], outputs)
     return Plan(n_slots, segments, outputs, [g.program for g in groups], size, inputs)
+
+
+class UnboundError(ValueError):
+    """A force point on a graph that reads a placeholder or variable, or
+    holds an assign: values only a compiled computation has."""
 
 
 def _unbound_message(node):
