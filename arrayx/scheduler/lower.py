@@ -23,7 +23,7 @@ class Segment:
         self.transfer = transfer
 
 
-def _transfer(buffer, source, target):
+def transfer(buffer, source, target):
     """Move a buffer (or the tuple of a multi-output step) between executors."""
     if isinstance(buffer, tuple):
         return tuple(source.transfer(b, target) for b in buffer)
@@ -76,5 +76,5 @@ def _compile(segments, keep):
 
 def _transfer_program(s, t, source, target):
     def run(slots):
-        slots[t] = _transfer(slots[s], source, target)
+        slots[t] = transfer(slots[s], source, target)
     return run

@@ -31,7 +31,7 @@ from ..graph.node import Node, retaining, toposort
 from ..graph.primitives import BOUND, EVALUATED, STATE
 from .collect import collect
 from .fuse import fuse
-from .lower import _transfer, lower
+from .lower import lower, transfer
 from .rewrite import rewrite
 from .slots import assign_slots
 
@@ -70,6 +70,11 @@ def _fusable(node):
     return "fused" in ex.supports and node.op.name in ex.supports
 
 
+class UnboundError(ValueError):
+    """A force point on a graph that reads a placeholder or variable, or
+    holds an assign: values only a compiled computation has."""
+
+
 def build_plan(order, requested, bound=False):
     """Run the passes after collect over `order`: a compiled Plan.
 
@@ -87,11 +92,6 @@ def build_plan(order, requested, bound=False):
     steps, n_slots, outputs, inputs = assign_slots(order, groups, requested)
     n_slots, segments = lower(steps, n_slots, [n.device for n in inputs], outputs)
     return Plan(n_slots, segments, outputs, [g.program for g in groups], size, inputs)
-
-
-class UnboundError(ValueError):
-    """A force point on a graph that reads a placeholder or variable, or
-    holds an assign: values only a compiled computation has."""
 
 
 def _unbound_message(node):
@@ -168,11 +168,11 @@ def run_dynamic(prim, nodes, attrs):
     device = nodes[0].device
     home = executors.executor_for(device)
     ex = home if prim.name in home.supports else executors.fallback()
-    buffers = [n.buffer if ex is home else _transfer(n.buffer, home, ex) for n in nodes]
+    buffers = [n.buffer if ex is home else transfer(n.buffer, home, ex) for n in nodes]
     outputs = []
     for buffer, shape, dtype in ex.run_dynamic(prim.name, buffers, attrs):
         if ex is not home:
-            buffer = _transfer(buffer, ex, home)
+            buffer = transfer(buffer, ex, home)
         # Computed values without history, as at any force point.
         outputs.append(Node(EVALUATED, (), (), shape, dtype, device, buffer))
     debug.counters["realizations"] += 1
