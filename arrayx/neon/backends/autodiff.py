@@ -34,7 +34,7 @@ from arrayx.autodiff import _fresh, gradients, retain_history
 
 from . import _evaluate
 from . import _storage as st
-from .backend import OpTreeNode, Tensor
+from .tensor import OpTreeNode, Tensor
 
 __all__ = ["Autodiff"]
 
