@@ -121,7 +121,7 @@ class FusedKernel:
         self.whole_arrays = self._whole_array_function()
         self.registers, self.register_dtypes = self._block_registers(elementwise)
         self.program = self._block_program(elementwise)
-        self.itemsize = max(np.dtype(i.dtype.dtype).itemsize for i in body)
+        self.itemsize = max(i.dtype.itemsize for i in body)
         self.tiles = None
         if self.reduction is not None:
             axes, keepdims = self.reduction.attrs

@@ -152,3 +152,13 @@ def toposort(outputs):
             done[node] = True
             order.append(node)
     return order
+
+
+def users_of(order):
+    """node -> the unrealized nodes of `order` that read it (once per read)."""
+    users = {}
+    for node in order:
+        if node.buffer is None:
+            for i in node.inputs:
+                users.setdefault(i, []).append(node)
+    return users

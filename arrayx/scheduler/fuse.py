@@ -23,6 +23,7 @@ group, not members; a small group of one node stays an ordinary step.
 from math import prod
 
 from ..graph.fused import FusedGroup, Instruction
+from ..graph.node import users_of
 from ..graph.primitives import BLOCK_REDUCE_OPS, ELEMENTWISE_OPS
 
 # A lone elementwise node or reduction over fewer points than this runs as an
@@ -60,11 +61,7 @@ def fuse(order, requested, supports, layout_of):
     if not ENABLED:
         return []
     wanted = set(requested)
-    users = {}
-    for node in order:
-        if node.buffer is None:
-            for i in node.inputs:
-                users.setdefault(i, []).append(node)
+    users = users_of(order)
     group_of = {}
     for node in reversed(order):
         if node.buffer is not None or not supports(node):

@@ -13,7 +13,7 @@ autodiff still sees the recorded primitives.
 
 from math import prod
 
-from ..graph.node import Node
+from ..graph.node import Node, users_of
 from ..graph.primitives import PRIMITIVES
 
 _MATMUL, _RESHAPE = PRIMITIVES["matmul"], PRIMITIVES["reshape"]
@@ -22,11 +22,7 @@ _MATMUL, _RESHAPE = PRIMITIVES["matmul"], PRIMITIVES["reshape"]
 def rewrite(order, requested, layout_of):
     """(order, requested) with the rewrites applied; the same lists when
     nothing matched. `layout_of(node)` is a realized node's layout."""
-    users = {}
-    for node in order:
-        if node.buffer is None:
-            for i in node.inputs:
-                users.setdefault(i, []).append(node)
+    users = users_of(order)
     wanted = set(requested)
     replaced = {}
     out = []

@@ -149,9 +149,9 @@ def realize(nodes):
         slots += [None] * (plan.n_slots - len(slots))
         del inputs
         steps = 0
-        for program, count in plan.segments:
+        for program, n_steps in plan.segments:
             program(slots)
-            steps += count
+            steps += n_steps
         debug.counters["realizations"] += 1
         debug.counters["steps_run"] += steps
         for node, s in zip(requested, plan.outputs):
