@@ -59,3 +59,12 @@ def eval(*arrays):
 def graph(x):
     """The unevaluated graph below x, one node a line (cheap: computes nothing)."""
     return _describe([_node_of(x, "graph")])
+
+
+def set_default_device(device):
+    """Make `device` (a Device or its name, e.g. "cuda:0") the device arrays
+    are created on when none is given; the environment variable
+    ARRAYX_DEVICE sets it for a whole process."""
+    from . import executors
+    from .namespace.build import check_device
+    executors.set_default_device(check_device(device, "set_default_device"))

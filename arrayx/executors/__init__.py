@@ -4,12 +4,16 @@ The host device's executor is the registry's fallback: a step whose primitive
 the executor of its device lacks runs there, with transfers.
 """
 
+import os
+
 from ..device import CPU
 from .._cpu import CPUExecutor
+from .._gpu import register_devices
 
 cpu_executor = CPUExecutor()
 _EXECUTORS = {CPU: cpu_executor}
 _HOST = CPU
+_default = CPU
 
 
 def register(device, executor):
@@ -25,6 +29,17 @@ def devices():
     return tuple(_EXECUTORS)
 
 
+def default_device():
+    """The device arrays are created on when no device is given."""
+    return _default
+
+
+def set_default_device(device):
+    """Make `device` (a registered Device) the default."""
+    global _default
+    _default = device
+
+
 def executor_for(device):
     return _EXECUTORS[device]
 
@@ -32,3 +47,14 @@ def executor_for(device):
 def fallback():
     """The executor that runs primitives other executors lack: the host's."""
     return _EXECUTORS[_HOST]
+
+
+register_devices(register)
+if os.environ.get("ARRAYX_DEVICE"):
+    # The default device for a whole process (array-api-tests on a GPU):
+    # ARRAYX_DEVICE=cuda:0.
+    _named = {d.name: d for d in _EXECUTORS}
+    if os.environ["ARRAYX_DEVICE"] not in _named:
+        raise RuntimeError(f"ARRAYX_DEVICE={os.environ['ARRAYX_DEVICE']!r} is not a device here; "
+                           f"devices: {sorted(_named)}")
+    _default = _named[os.environ["ARRAYX_DEVICE"]]

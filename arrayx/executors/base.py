@@ -70,6 +70,12 @@ class Executor(ABC):
     def copy(self, buffer):
         """A new buffer on this executor with the same contents."""
 
+    def can_run(self, step):
+        """Whether this executor runs `step` (else the fallback executor
+        does, with transfers); executors whose support depends on dtypes or
+        on a fused group's instructions refine it."""
+        return step.op.name in self.supports
+
     def layout(self, buffer):
         """The buffer's memory layout as part of a plan key: "C" contiguous,
         "S" strided, "B" broadcast (a zero stride). Compiled code may depend

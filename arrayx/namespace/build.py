@@ -231,7 +231,7 @@ def check_device(device, name):
     """`device` (None means the default; a Device or its name, e.g. "cpu") as a
     Device arrayx has an executor for."""
     if device is None:
-        return CPU
+        return executors.default_device()
     available = executors.devices()
     if isinstance(device, str):
         device = next((d for d in available if d.name == device), device)

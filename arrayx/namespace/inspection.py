@@ -1,7 +1,6 @@
 """The inspection API: `__array_namespace_info__()`."""
 
 from .. import dtypes as dt, executors
-from ..device import CPU
 from .build import check_device
 
 
@@ -20,7 +19,7 @@ class Info:
 
     def default_device(self):
         """The device arrays are created on when none is given."""
-        return CPU
+        return executors.default_device()
 
     def default_dtypes(self, *, device=None):
         """Default dtypes for each kind, on `device`."""

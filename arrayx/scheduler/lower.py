@@ -38,7 +38,7 @@ def lower(steps, n_slots, input_devices, outputs):
     segments = []
     for step in steps:
         home = executors.executor_for(step.device)
-        ex = home if step.op.name in home.supports else fallback
+        ex = home if home.can_run(step) else fallback
         args = []
         for s in step.args:
             if owner[s] is not ex:

@@ -1,0 +1,101 @@
+"""Every kernel family the CUDA code generator emits compiles with NVRTC.
+
+These run without a GPU: NVRTC (the nvidia-cuda-nvrtc wheel) compiles to a
+cubin for the H100's architecture in-process, by the same path the GPU
+executor uses, so a CUDA syntax or type error in generated code fails here.
+"""
+
+from collections import defaultdict
+
+import pytest
+
+from arrayx import dtypes as dt
+from arrayx._gpu import codegen
+from arrayx.graph.fused import FusedGroup, Instruction
+from arrayx.graph.primitives import PRIMITIVES
+from gpu_kernels import astype_group, chain, every_elementwise, row_group
+
+nvrtc = pytest.importorskip("arrayx._gpu.nvrtc")
+try:
+    nvrtc.library()
+except OSError as e:  # pragma: no cover - CI installs the wheel
+    pytest.skip(f"NVRTC is not installed: {e}", allow_module_level=True)
+
+ARCH = "sm_90"   # the H100 the GPU executor targets
+
+
+def compile_all(groups):
+    kernels = [codegen.generate(g) for g in groups]
+    cubin = nvrtc.compile_cubin(codegen.module_source(kernels), ARCH)
+    assert cubin[:4] == b"\x7fELF", "a cubin is an ELF image"
+    return kernels
+
+
+def _by_input_dtype(groups):
+    out = defaultdict(list)
+    for g in groups:
+        out[g.inputs[-1][1]].append(g)
+    return sorted(out.items(), key=lambda kv: kv[0].name)
+
+
+@pytest.mark.parametrize("dtype,groups", _by_input_dtype(every_elementwise()), ids=lambda v: getattr(v, "name", ""))
+def test_every_elementwise_expression_compiles(dtype, groups):
+    kernels = compile_all(groups)
+    assert {k.mode for k in kernels} == {"elementwise"}
+
+
+def test_every_cast_compiles():
+    compile_all([astype_group(s, t) for s in dt.ALL for t in dt.ALL])
+
+
+@pytest.mark.parametrize("layouts", [("C", "C"), ("S", "C"), ("C", "B"), ("S", "S")])
+@pytest.mark.parametrize("dtype", [dt.float32, dt.float16, dt.int64, dt.complex128])
+def test_strided_and_broadcast_chains_compile(layouts, dtype):
+    compile_all([chain(dtype, (4, 5, 6), layouts), chain(dtype, (4, 5, 6), layouts, export=True)])
+
+
+AXES = [(), (0,), (1,), (2,), (0, 1), (1, 2), (0, 2), (0, 1, 2)]
+REDUCE_DTYPES = {"sum": [dt.float32, dt.float16, dt.int8, dt.uint64, dt.complex64],
+                 "prod": [dt.float64, dt.int32, dt.complex128],
+                 "max": [dt.float32, dt.float16, dt.int16, dt.uint8],
+                 "min": [dt.float64, dt.int64],
+                 "any": [dt.float32, dt.bool, dt.complex64],
+                 "all": [dt.int32, dt.bool]}
+
+
+@pytest.mark.parametrize("reduce", sorted(REDUCE_DTYPES))
+def test_reductions_over_every_axis_pattern_compile(reduce):
+    groups = [chain(d, (3, 4, 5), ("C", "S"), reduce=reduce, axes=axes, keepdims=keep, export=keep)
+              for d in REDUCE_DTYPES[reduce] for axes in AXES for keep in (False, True)]
+    kernels = compile_all(groups)
+    assert {k.mode for k in kernels} == {"reduce", "columns"}
+
+
+@pytest.mark.parametrize("dtype", [dt.float32, dt.float64, dt.float16])
+def test_row_reduction_groups_compile(dtype):
+    kernels = compile_all([row_group(dtype, (6, 7)), row_group(dtype, (3, 4, 5), (1, 2)),
+                           row_group(dtype, (6, 7), end="sum")])
+    assert {k.mode for k in kernels} == {"rows"}
+
+
+def test_a_group_without_cuda_expressions_is_unsupported():
+    shape = (4,)
+    body = (Instruction(PRIMITIVES["exp"], (), (0,), shape, dt.complex64),)
+    group = FusedGroup(shape, ((shape, dt.complex64, "C"),), body, (1,))
+    with pytest.raises(codegen.Unsupported, match="exp of complex64"):
+        codegen.generate(group)
+
+
+def test_a_compile_error_reports_nvrtcs_log():
+    with pytest.raises(nvrtc.CompileError, match='expected a ";"'):
+        nvrtc.compile_cubin('extern "C" __global__ void k() { int x = 1 }', ARCH)
+
+
+def test_cubins_are_cached_on_disk(tmp_path, monkeypatch):
+    monkeypatch.setenv("ARRAYX_CACHE_DIR", str(tmp_path))
+    nvrtc._cubins.clear()
+    source = codegen.module_source([codegen.generate(chain(dt.float32, (8,)))])
+    first = nvrtc.compile_cubin(source, ARCH)
+    assert len(list(tmp_path.glob("*.cubin"))) == 1
+    nvrtc._cubins.clear()
+    assert nvrtc.compile_cubin(source, ARCH) == first

@@ -1,0 +1,87 @@
+"""The GPU executor against the CPU executor, on a CUDA device.
+
+Every test here needs a device and skips without one (CI has none; the
+kernels these tests run are compile-checked by test_gpu_codegen.py and
+checked for semantics on the host by test_gpu_host.py).
+"""
+
+import numpy as np
+import pytest
+
+import arrayx as xp
+from arrayx import executors
+
+GPUS = [d for d in executors.devices() if d.name.startswith("cuda")]
+pytestmark = pytest.mark.skipif(not GPUS, reason="no CUDA device (PyCUDA and a GPU are needed)")
+
+
+@pytest.fixture
+def gpu():
+    return GPUS[0] if GPUS else None
+
+
+def both(fn, *arrays, gpu):
+    """fn on CPU arrays and on their GPU copies, both as NumPy."""
+    on_cpu = fn(*[xp.asarray(a) for a in arrays])
+    on_gpu = fn(*[xp.asarray(a, device=gpu) for a in arrays])
+    assert on_gpu.device == gpu
+    return np.asarray(on_gpu.to_device("cpu")), np.asarray(on_cpu)
+
+
+def rand(*shape, seed=0, dtype=np.float32):
+    return np.random.default_rng(seed).uniform(-2, 2, shape).astype(dtype)
+
+
+def test_transfers_round_trip(gpu):
+    x = rand(3, 4)
+    assert np.array_equal(np.asarray(xp.asarray(x, device=gpu).to_device("cpu")), x)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_fused_chains_match_the_cpu(gpu, dtype):
+    got, want = both(lambda x, y: xp.tanh(x * y + x / y) + 1 / (1 + xp.exp(-x)), rand(300, 257, dtype=dtype),
+                     rand(257, seed=1, dtype=dtype), gpu=gpu)
+    np.testing.assert_allclose(got, want, rtol={np.float16: 2e-3, np.float32: 2e-6, np.float64: 1e-14}[dtype])
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 1)])
+def test_reductions_match_the_cpu(gpu, axis):
+    got, want = both(lambda x: xp.sum(x * x, axis=axis), rand(1000, 513), gpu=gpu)
+    np.testing.assert_allclose(got, want, rtol=1e-4)   # summation order differs
+    got, want = both(lambda x: xp.max(x, axis=axis), rand(1000, 513), gpu=gpu)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_softmax_matches_the_cpu(gpu):
+    def softmax(x):
+        e = xp.exp(x - xp.max(x, axis=-1, keepdims=True))
+        return e / xp.sum(e, axis=-1, keepdims=True)
+    got, want = both(softmax, rand(64, 1000), gpu=gpu)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_views_and_strided_inputs_match_the_cpu(gpu):
+    got, want = both(lambda x: xp.flip(x[::2, 1:], axis=0).T * 2 + x[0], rand(8, 9), gpu=gpu)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("shapes", [((64, 32), (32, 16)), ((5, 64, 32), (32, 16)), ((32,), (32, 8)), ((7, 32), (32,))])
+def test_matmul_on_cublas_matches_the_cpu(gpu, shapes):
+    a, b = rand(*shapes[0]), rand(*shapes[1], seed=1)
+    got, want = both(lambda a, b: a @ b, a, b, gpu=gpu)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_primitives_without_a_kernel_fall_back_to_the_cpu(gpu):
+    got, want = both(lambda x: xp.sort(x, axis=-1) + 1, rand(10, 10), gpu=gpu)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_mixing_devices_is_an_error(gpu):
+    with pytest.raises(ValueError, match="different devices"):
+        xp.asarray([1.0]) + xp.asarray([1.0], device=gpu)
+
+
+def test_running_out_of_memory_is_a_memory_error(gpu):
+    with pytest.raises(MemoryError, match="out of device memory"):
+        xp.eval(xp.zeros((1 << 42,), dtype=xp.float32, device=gpu) + 1)
