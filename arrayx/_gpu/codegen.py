@@ -82,12 +82,13 @@ class Kernel:
         return args
 
 
-def _contiguous_strides(shape):
+def contiguous_strides(shape):
+    """Element strides of a C-contiguous array of `shape`."""
     strides, step = [], 1
     for n in reversed(shape):
         strides.append(step)
         step *= n
-    return strides[::-1]
+    return tuple(strides[::-1])
 
 
 def _combine(name, dtype, a, b):
@@ -172,7 +173,7 @@ class _Writer:
         lead = len(full) - len(shape)
         if not self.strided[j] and shape == full and coords is None:
             return "i"
-        static = _contiguous_strides(shape)
+        static = contiguous_strides(shape)
         terms = []
         for d, n in enumerate(shape):
             if n == 1:
@@ -307,7 +308,7 @@ def _reduce(group):
         coords[d] = f"k{kept.index(d)}"
     for d in reduced:
         coords[d] = f"q{reduced.index(d)}"
-    full_strides = _contiguous_strides(shape)
+    full_strides = contiguous_strides(shape)
     flat = " + ".join(f"{coords[d]} * {full_strides[d]}" for d in range(len(shape)) if shape[d] != 1) or "0"
     exported = range(len(group.outputs) - 1)
     loop = _unravel("q", [shape[d] for d in reduced], "q", "long long")

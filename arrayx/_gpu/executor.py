@@ -19,20 +19,13 @@ from ..executors.base import Executor
 from ..graph.fused import FusedGroup, Instruction
 from ..graph.primitives import BLOCK_REDUCE_OPS, ELEMENTWISE_OPS, FUSED_OP, PRIMITIVES
 from . import codegen, cublas, nvrtc
+from .codegen import contiguous_strides
 from .expressions import supports as has_expression
 
 VIEWS = frozenset({"slice", "reshape", "permute", "broadcast", "flip"})
 GEMM_DTYPES = frozenset({dt.float16, dt.float32, dt.float64, dt.complex64, dt.complex128})
 # Blocks per multiprocessor a grid-stride kernel is launched with.
 BLOCKS_PER_SM = 32
-
-
-def contiguous_strides(shape):
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= n
-    return tuple(reversed(strides))
 
 
 class GPUBuffer:
