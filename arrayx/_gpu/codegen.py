@@ -28,6 +28,7 @@ Unsupported, and the executor runs it on the CPU.
 """
 
 import hashlib
+from functools import partial
 from math import prod
 from pathlib import Path
 
@@ -193,15 +194,14 @@ class _Writer:
                 continue
             instruction = self.instruction(v)
             operands = [f"v{a}" for a in instruction.args]
-            expr = render(instruction.op.name, instruction.attrs, operands,
-                          self.dtypes[instruction.args[-1]], instruction.dtype)
+            expr = render(instruction.op.name, operands, self.dtypes[instruction.args[-1]], instruction.dtype)
             lines.append(f"{ctype.register} v{v} = {expr};")
         return lines
 
     def params(self, extra=()):
         group = self.group
         params = []
-        for j, (shape, dtype, _) in enumerate(group.inputs):
+        for j, (_, dtype, _) in enumerate(group.inputs):
             params.append(f"const {CTYPES[dtype].storage}* __restrict__ in{j}")
         for k, v in enumerate(group.outputs):
             params.append(f"{CTYPES[self.dtypes[v]].storage}* __restrict__ out{k}")
@@ -297,7 +297,7 @@ def _reduce(group):
     inner = prod(shape[d] for d in reduced)
     acc_dtype = _reduce_type(root)
     acc = CTYPES[acc_dtype]
-    combine = lambda a, b: _combine(rname, acc_dtype, a, b)  # noqa: E731
+    combine = partial(_combine, rname, acc_dtype)
     source_value = root.args[0]
     arg = f"v{source_value}"
     if rname in ("any", "all"):
@@ -409,7 +409,7 @@ def _rows(group):
                 arg = cast(arg, w.dtypes[arg_value], dt.bool)
             loop += w.values([arg_value] + wanted, coords, defined)
             loop += [w.store(k, flat) for k in elementwise_out]
-            combine = (lambda rname, acc_dtype: lambda a, b: _combine(rname, acc_dtype, a, b))(rname, acc_dtype)
+            combine = partial(_combine, rname, acc_dtype)
             loop.append(f"acc{value} = {combine(f'acc{value}', arg)};")
             body.append(f"{acc.register} acc{value} = {_identity(rname, acc_dtype)};")
             body.append(f"for (long long j = threadIdx.x; j < {length}; j += blockDim.x) {{")

@@ -174,7 +174,7 @@ def supports(name, in_dtype):
     return table is not None and CTYPES[in_dtype].kind in table
 
 
-def render(name, attrs, operands, in_dtype, out_dtype):
+def render(name, operands, in_dtype, out_dtype):
     """The C++ expression of primitive `name` on operand expressions (register
     values of dtype `in_dtype`), with a result of dtype `out_dtype`."""
     out = CTYPES[out_dtype]
