@@ -85,3 +85,45 @@ def test_mixing_devices_is_an_error(gpu):
 def test_running_out_of_memory_is_a_memory_error(gpu):
     with pytest.raises(MemoryError, match="out of device memory"):
         xp.eval(xp.zeros((1 << 42,), dtype=xp.float32, device=gpu) + 1)
+
+
+def device_pointer(array):
+    node = array._node
+    xp.eval(array)
+    return node.buffer.ptr
+
+
+def test_dlpack_export_to_torch_shares_device_memory(gpu):
+    torch = pytest.importorskip("torch")
+    x = xp.asarray(rand(3, 4), device=gpu) * 2
+    t = torch.from_dlpack(x)
+    assert t.is_cuda and t.data_ptr() == device_pointer(x)
+    np.testing.assert_array_equal(t.cpu().numpy(), np.asarray(x.to_device("cpu")))
+    reversed_rows = torch.from_dlpack(xp.flip(x, axis=0))   # negative strides: exported as a copy
+    np.testing.assert_array_equal(reversed_rows.cpu().numpy(), np.asarray(x.to_device("cpu"))[::-1])
+
+
+def test_dlpack_import_from_torch_is_zero_copy(gpu):
+    torch = pytest.importorskip("torch")
+    t = torch.arange(12, dtype=torch.float32, device=f"cuda:{int(gpu.name[5:])}").reshape(3, 4).T
+    y = xp.from_dlpack(t)
+    assert y.device == gpu and y.shape == (4, 3) and device_pointer(y) == t.data_ptr()
+    np.testing.assert_array_equal(np.asarray((y + 1).to_device("cpu")), t.cpu().numpy() + 1)
+    on_cpu = xp.from_dlpack(t, device="cpu")
+    np.testing.assert_array_equal(np.asarray(on_cpu), t.cpu().numpy())
+    with pytest.raises(ValueError, match="copy=False but x is on cuda"):
+        xp.from_dlpack(t, device="cpu", copy=False)
+
+
+def test_dlpack_round_trip_with_cupy(gpu):
+    cupy = pytest.importorskip("cupy")
+    c = cupy.arange(10, dtype=cupy.float64) ** 2
+    y = xp.from_dlpack(c)
+    assert device_pointer(y) == c.data.ptr
+    back = cupy.from_dlpack(y * 1)
+    cupy.testing.assert_array_equal(back, c)
+
+
+def test_dlpack_to_the_host_copies(gpu):
+    x = xp.asarray(rand(5), device=gpu)
+    np.testing.assert_array_equal(np.from_dlpack(x, device="cpu"), np.asarray(x.to_device("cpu")))

@@ -51,6 +51,13 @@ class CPUExecutor(Executor):
             array = self.to_host(array)  # DLPack >= 1.0 carries the read-only flag
         return array.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
 
+    def from_dlpack(self, obj, copy):
+        host = np.from_dlpack(obj, copy=copy)
+        if host.dtype not in FROM_NUMPY:
+            raise TypeError(f"from_dlpack: unsupported dtype {host.dtype}; expected one of "
+                            f"{[str(d) for d in FROM_NUMPY]}")
+        return self.from_host(host, copy=copy is not False), host.shape, FROM_NUMPY[host.dtype]
+
     def view(self, step, buffer):
         # NumPy slices, reshapes, transposes, broadcasts and flips are views.
         if step.op.name in VIEWS:

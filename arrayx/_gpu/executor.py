@@ -18,7 +18,7 @@ from .. import dtypes as dt
 from ..executors.base import Executor
 from ..graph.fused import FusedGroup, Instruction
 from ..graph.primitives import BLOCK_REDUCE_OPS, ELEMENTWISE_OPS, FUSED_OP, PRIMITIVES
-from . import codegen, cublas, nvrtc
+from . import codegen, cublas, dlpack, nvrtc
 from .codegen import contiguous_strides
 from .expressions import supports as has_expression
 
@@ -64,8 +64,8 @@ class GPUExecutor(Executor):
         self.cuda = cuda
         self.ordinal = ordinal
         self.device = cuda.Device(ordinal)
-        major, minor = self.device.compute_capability()
-        self.arch = f"sm_{major}{minor}"
+        self.compute_capability = self.device.compute_capability()
+        self.arch = "sm_{}{}".format(*self.compute_capability)
         self.sm_count = self.device.get_attribute(cuda.device_attribute.MULTIPROCESSOR_COUNT)
         self._context = None
         self._lock = threading.Lock()
@@ -137,6 +137,11 @@ class GPUExecutor(Executor):
     def deallocate(self, buffer):
         buffer.base = None
 
+    def synchronize(self):
+        if self._context is not None:
+            with self.active():
+                self.stream.synchronize()
+
     def layout(self, buffer):
         if isinstance(buffer, tuple):
             return tuple(self.layout(b) for b in buffer)
@@ -145,11 +150,51 @@ class GPUExecutor(Executor):
         return "C" if buffer.contiguous else "S"
 
     def dlpack_device(self, buffer):
-        return (2, self.ordinal)   # kDLCUDA
+        return (dlpack.KDL_CUDA, self.ordinal)
 
     def dlpack(self, buffer, stream, max_version, dl_device, copy):
-        raise BufferError(f"__dlpack__: exporting cuda:{self.ordinal} memory is not supported yet; "
-                          "move the array with x.to_device('cpu') first")
+        here = (dlpack.KDL_CUDA, self.ordinal)
+        if dl_device is not None and tuple(dl_device) != here:
+            if tuple(dl_device) == (dlpack.KDL_CPU, 0) and copy is not False:
+                return self.to_host(buffer).__dlpack__(max_version=max_version, copy=True)
+            raise BufferError(f"__dlpack__: cannot export cuda:{self.ordinal} memory to DLPack device "
+                              f"{tuple(dl_device)}" + (" without a copy" if copy is False else ""))
+        if stream == 0:
+            raise ValueError("__dlpack__: stream=0 is ambiguous for CUDA; pass 1 (the legacy default "
+                             "stream), 2 (the per-thread default stream) or a stream handle")
+        negative = any(s < 0 for s in buffer.strides)
+        if negative and copy is False:
+            raise BufferError("__dlpack__: this array is a reversed view (negative strides), which DLPack "
+                              "consumers do not all accept, and copy=False forbids the copy")
+        copied = bool(copy) or negative
+        with self.active():
+            if copied:
+                buffer = self._contiguous(buffer, always=True)
+            # Whatever stream the consumer uses, the data is ready once ours is done.
+            self.stream.synchronize()
+        versioned = max_version is not None and tuple(max_version) >= dlpack.VERSION
+        return dlpack.export(buffer.ptr, buffer.shape, buffer.strides, buffer.dtype, here, buffer.base, versioned,
+                             read_only=not copied, copied=copied)
+
+    def from_dlpack(self, obj, copy):
+        # Stream 1 (the legacy default stream): ours is a blocking stream,
+        # so it is ordered after whatever the producer queues there.
+        try:
+            capsule = obj.__dlpack__(stream=1, max_version=dlpack.VERSION)
+        except TypeError:   # a producer older than DLPack 1.0
+            capsule = obj.__dlpack__(stream=1)
+        tensor = dlpack.Imported(capsule)
+        if tensor.device != (dlpack.KDL_CUDA, self.ordinal):
+            raise BufferError(f"from_dlpack: x reported device cuda:{self.ordinal} but exported DLPack "
+                              f"device {tensor.device}")
+        # Kernels queued on our stream may still read the memory when the
+        # last arrayx reference goes: wait for them before the producer frees it.
+        tensor.before_release = self.synchronize
+        buffer = GPUBuffer(tensor, tensor.ptr, tensor.shape, tensor.dtype, tensor.strides)
+        if copy:
+            with self.active():
+                buffer = self._contiguous(buffer, always=True)
+        return buffer, buffer.shape, buffer.dtype
 
     # ---- views ----------------------------------------------------------------
 

@@ -44,6 +44,19 @@ def executor_for(device):
     return _EXECUTORS[device]
 
 
+# DLPack device types whose memory NumPy reads: kDLCPU, kDLCUDAHost,
+# kDLROCMHost, kDLCUDAManaged.
+_HOST_DLPACK = frozenset({1, 3, 11, 13})
+
+
+def device_of_dlpack(kind, ordinal):
+    """The registered Device holding DLPack device (kind, ordinal)'s memory, or None."""
+    if kind in _HOST_DLPACK:
+        return _HOST
+    name = f"cuda:{ordinal}" if kind == 2 else None   # kDLCUDA
+    return next((d for d in _EXECUTORS if d.name == name), None)
+
+
 def fallback():
     """The executor that runs primitives other executors lack: the host's."""
     return _EXECUTORS[_HOST]

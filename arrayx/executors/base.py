@@ -104,12 +104,21 @@ class Executor(ABC):
     def dlpack(self, buffer, stream, max_version, dl_device, copy):
         """A DLPack capsule of the buffer (`__dlpack__`'s arguments)."""
 
+    def from_dlpack(self, obj, copy):
+        """(buffer, shape, DType) of the DLPack-exporting `obj`, whose memory
+        is on this executor's device; `copy` is from_dlpack's."""
+        raise BufferError(f"from_dlpack: the {self.name} executor cannot import DLPack tensors")
+
     @abstractmethod
     def dlpack_device(self, buffer):
         """The (device type, device id) pair of `__dlpack_device__`."""
 
     def deallocate(self, buffer):
         """Release the buffer now rather than when it is garbage-collected."""
+
+    def synchronize(self):
+        """Wait until the work queued on this executor has finished (work is
+        queued asynchronously on a GPU; the CPU runs it before returning)."""
 
     @abstractmethod
     def compile(self, steps, drops):

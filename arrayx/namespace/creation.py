@@ -327,17 +327,31 @@ def meshgrid(*arrays, indexing="xy"):
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
-    """Returns a new array containing the data of a DLPack-exporting object x."""
-    target = check_device(device, "from_dlpack")
+    """Returns a new array containing the data of a DLPack-exporting object x.
+
+    The array is on x's device unless `device` says otherwise (a transfer,
+    which copy=False forbids).
+    """
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"from_dlpack: x must implement __dlpack__, got {type(x).__name__}")
+    kind, ordinal = x.__dlpack_device__() if hasattr(x, "__dlpack_device__") else (1, 0)
+    source = executors.device_of_dlpack(kind, ordinal)
+    if source is None:
+        raise BufferError(f"from_dlpack: x is on DLPack device ({kind}, {ordinal}), which no arrayx executor "
+                          f"holds; devices: {[d.name for d in executors.devices()]}")
+    target = source if device is None else check_device(device, "from_dlpack")
+    if target != source and copy is False:
+        raise ValueError(f"from_dlpack: copy=False but x is on {source.name} and device={target.name} "
+                         "needs a copy")
     try:
-        host = np.from_dlpack(x, copy=copy)
+        buf, shape, dtype = executors.executor_for(source).from_dlpack(x, copy)
     except BufferError:
         raise
     except (TypeError, ValueError) as e:
-        raise type(e)(f"from_dlpack: {e}") from None
-    return Array._new(buffer_node(_native(host, "from_dlpack"), target, copy=copy is not False))
+        message = str(e)
+        raise type(e)(message if message.startswith("from_dlpack") else f"from_dlpack: {message}") from None
+    node = Node(BUFFER, (), (), shape, dtype, source, buf)
+    return to_device(Array._new(node), target) if target != source else Array._new(node)
 
 
 def to_device(x, device, stream=None):

@@ -3,8 +3,8 @@
     from arrayx.neon.backends import gen_backend
     be = gen_backend('cpu', rng_seed=0)     # NervanaCPU; also NervanaObject.be
 
-Backends: 'cpu' and 'mkl' run on arrayx's CPU executor; 'gpu' raises a
-RuntimeError until arrayx has a GPU executor.
+Backends: 'cpu' and 'mkl' run on arrayx's CPU executor; 'gpu' on its CUDA
+executor, and raises a RuntimeError where arrayx has no CUDA device.
 """
 
 import atexit

@@ -1,13 +1,15 @@
-"""neon's GPU backend over arrayx.
+"""neon's GPU backend over arrayx: `NervanaGPU` runs on an arrayx CUDA device.
 
-arrayx has no GPU executor yet, so creating a `NervanaGPU` raises a
-RuntimeError that says so. When an executor registers a non-CPU device, the
-backend runs on it: the Backend methods are device-agnostic arrayx calls.
+The Backend methods are device-agnostic arrayx calls, so on a CUDA device
+each op-tree assignment becomes one arrayx graph whose elementwise parts the
+GPU executor compiles into fused kernels (what neon's NervanaGPU generated on
+the fly) and whose dots run on cuBLAS.
 """
 
 import numpy as np
 
 import arrayx as xp
+from arrayx import executors
 
 from .backend import Backend, Tensor
 
@@ -17,38 +19,63 @@ class GPUTensor(Tensor):
 
 
 def gpu_devices():
-    """The arrayx devices other than the CPU (one per GPU an executor registered)."""
-    return [d for d in xp.__array_namespace_info__().devices() if d.name != "cpu"]
+    """The arrayx CUDA devices, in ordinal order."""
+    return [d for d in xp.__array_namespace_info__().devices() if d.name.startswith("cuda:")]
 
 
 class NervanaGPU(Backend):
-    """gen_backend('gpu'): the backend on an arrayx GPU device.
+    """gen_backend('gpu'): the backend on arrayx device `cuda:<device_id>`.
 
-    Raises RuntimeError when no GPU device is available (arrayx has no GPU
-    executor yet). `stochastic_round`, `bench`, `scratch_size`, the histogram
-    and winograd arguments are accepted and ignored.
+    Arguments are neon 2.x's. `default_dtype` is float16 or float32, as in
+    neon. Raises RuntimeError when arrayx has no CUDA device (PyCUDA and an
+    NVIDIA GPU are needed) and ValueError for stochastic rounding, which arrayx
+    does not implement (neon's own constructor asserted it off). `bench`,
+    `scratch_size`, the histogram arguments, `enable_winograd` and
+    `cache_dir` are kept as attributes for code that reads them.
     """
 
     backend_name = "gpu"
     tensor_cls = GPUTensor
 
-    def __init__(self, rng_seed=None, default_dtype=np.float32, stochastic_round=False, device_id=0,
-                 bench=False, scratch_size=0, hist_bins=64, hist_offset=-48, compat_mode=None,
-                 enable_winograd=True, deterministic=None, num_devices=None):
+    def __init__(self, rng_seed=None, default_dtype=np.float32, stochastic_round=False, deterministic=None,
+                 device_id=0, bench=False, scratch_size=0, hist_bins=64, hist_offset=-48, compat_mode=None,
+                 enable_winograd=True, cache_dir=None, num_devices=None):
+        if default_dtype not in (np.float16, np.float32):
+            raise ValueError(f"NervanaGPU: default data type must be float16 or float32, got {default_dtype!r}")
+        if stochastic_round:
+            raise ValueError(f"NervanaGPU: stochastic_round={stochastic_round!r} is not supported by arrayx; "
+                             "results are rounded to nearest")
         devices = gpu_devices()
         if not devices:
             available = [d.name for d in xp.__array_namespace_info__().devices()]
             raise RuntimeError(
-                "gen_backend('gpu'): no GPU device is available: arrayx has no GPU executor yet "
-                f"(registered devices: {available}); use backend='cpu' or 'mkl'")
+                "gen_backend('gpu'): no GPU device is available: arrayx found no CUDA device (PyCUDA and an "
+                f"NVIDIA GPU are needed; registered devices: {available}); use backend='cpu' or 'mkl'")
         device_id = device_id or 0
         if not 0 <= device_id < len(devices):
             raise RuntimeError(f"gen_backend('gpu'): device_id {device_id} is out of range; "
                                f"{len(devices)} GPU device(s) are available")
         self.device = devices[device_id]
-        self.device_id = device_id
         self.device_type = 1
+        self.device_id = device_id
+        executor = executors.executor_for(self.device)
+        self.compute_capability = executor.compute_capability
+        self.sm_count = executor.sm_count
+        self.use_cudac_kernels = False
+        self.round_mode = 0
+        self.bench = bench
+        self.scratch_size, self.scratch_offset = scratch_size, 0
+        self.hist_bins, self.hist_offset = hist_bins, hist_offset
+        self.hist_map, self.hist_idx, self.hist_max = {}, 0, 4 * 4096
+        self.enable_winograd = enable_winograd
+        self.cache_dir = cache_dir
+        self.stream = None   # neon's default: work goes to the (executor's) stream
+        self.warmup = False
         super().__init__(rng_seed, default_dtype, compat_mode=compat_mode, deterministic=deterministic)
+
+    def synchronize(self):
+        """Wait until the device has finished the work queued so far (for timing)."""
+        executors.executor_for(self.device).synchronize()
 
 
 Backend.backends["gpu"] = NervanaGPU
