@@ -31,7 +31,7 @@ def path(request, monkeypatch):
     """Run groups as whole-array calls, or in blocks of 512 bytes over threads."""
     if request.param == "blocks":
         monkeypatch.setattr(fused, "BLOCK_BYTES", 512)
-        monkeypatch.setattr(fused, "BLOCKED_MIN", 256)
+        monkeypatch.setattr(fused, "BLOCKED_MIN_BYTES", 256)
         monkeypatch.setattr(fused, "BLOCKS_PER_THREAD", 2)
     return request.param
 
