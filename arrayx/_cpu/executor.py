@@ -76,7 +76,7 @@ class CPUExecutor(Executor):
         return "C" if buffer.flags.c_contiguous else "S"
 
     def dlpack_device(self, buffer):
-        return np.asarray(buffer).__dlpack_device__()
+        return (1, 0)   # kDLCPU: NumPy memory
 
     def compile(self, steps, drops):
         program = []

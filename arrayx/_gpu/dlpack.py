@@ -3,7 +3,7 @@
 NumPy makes and reads DLPack capsules only for host memory, so the GPU
 executor builds its own: `export` wraps a device pointer in a capsule (the
 legacy `dltensor` or, for consumers that ask for DLPack >= 1.0, the versioned
-`dltensor_versioned` with its read-only flag), and `parse` takes one apart.
+`dltensor_versioned` with its read-only flag), and `Imported` takes one apart.
 Nothing here touches the memory or needs a GPU; the layouts follow
 dlpack.h (v1.0). The capsule protocol is the array API standard's: a consumer
 renames a capsule it takes to `used_...` and becomes responsible for calling
@@ -127,7 +127,8 @@ def export(ptr, shape, strides, dtype, device, owner, versioned, read_only=False
     address = ctypes.addressof(managed)
     with _exported_lock:
         _exported[address] = (managed, dims, steps, owner)
-    return _api.PyCapsule_New(address, VERSIONED if versioned else LEGACY, ctypes.cast(_capsule_destructor, ctypes.c_void_p))
+    destructor = ctypes.cast(_capsule_destructor, ctypes.c_void_p)
+    return _api.PyCapsule_New(address, VERSIONED if versioned else LEGACY, destructor)
 
 
 def exported_count():

@@ -287,8 +287,9 @@ class GPUExecutor(Executor):
             return block, min(-(-kernel.outer // block), most), 1
         if kernel.mode == "columns":
             grid = min(-(-kernel.outer // block), most)
-            splits = min(-(-kernel.inner // 64), -(-4 * self.sm_count // grid), 65535) if grid < 2 * self.sm_count else 1
-            return block, grid, max(1, splits)
+            if grid >= 2 * self.sm_count:
+                return block, grid, 1
+            return block, grid, max(1, min(-(-kernel.inner // 64), -(-4 * self.sm_count // grid), 65535))
         grid = min(kernel.outer, most)
         if kernel.mode == "rows" or grid >= 2 * self.sm_count:
             return block, grid, 1

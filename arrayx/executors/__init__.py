@@ -53,8 +53,7 @@ def device_of_dlpack(kind, ordinal):
     """The registered Device holding DLPack device (kind, ordinal)'s memory, or None."""
     if kind in _HOST_DLPACK:
         return _HOST
-    name = f"cuda:{ordinal}" if kind == 2 else None   # kDLCUDA
-    return next((d for d in _EXECUTORS if d.name == name), None)
+    return next((d for d, ex in _EXECUTORS.items() if ex.dlpack_device(None) == (kind, ordinal)), None)
 
 
 def fallback():

@@ -111,7 +111,8 @@ class Executor(ABC):
 
     @abstractmethod
     def dlpack_device(self, buffer):
-        """The (device type, device id) pair of `__dlpack_device__`."""
+        """The (device type, device id) pair of `__dlpack_device__` (the
+        same for every buffer of the executor; `buffer` may be None)."""
 
     def deallocate(self, buffer):
         """Release the buffer now rather than when it is garbage-collected."""

@@ -73,9 +73,5 @@ class NervanaGPU(Backend):
         self.warmup = False
         super().__init__(rng_seed, default_dtype, compat_mode=compat_mode, deterministic=deterministic)
 
-    def synchronize(self):
-        """Wait until the device has finished the work queued so far (for timing)."""
-        executors.executor_for(self.device).synchronize()
-
 
 Backend.backends["gpu"] = NervanaGPU
