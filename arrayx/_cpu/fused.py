@@ -25,19 +25,23 @@ import numpy as np
 from ..executors.base import Step
 from .kernels import IMPLS, REDUCERS, out_ufunc, reduce_dtype
 
-# Bytes per block of the widest dtype of a group, measured on a 2-core EPYC
-# with 1 MiB of L2 a core (benchmarks/block_size.py): a chain's few block
-# temporaries stay in L2, and each NumPy call has enough work to hide the
-# Python that issues it.
-BLOCK_BYTES = 1 << 19
+# Bytes per block of the widest dtype of a group. Measured on this 2-core EPYC
+# (1 MiB of L2 a core, a large shared L3) with benchmarks/run.py's chains at
+# 1e6 and 1e7 and its row softmax: 1 MiB blocks beat 256 and 512 KiB ones by
+# 10-40 % (each NumPy call then has enough work to hide the Python issuing
+# it, and the block temporaries still stay in cache); 2 MiB blocks ran two
+# of the four chains 25-35 % slower at 1e7.
+BLOCK_BYTES = 1 << 20
 # Groups whose widest values take fewer bytes run as whole-array calls: their
 # temporaries stay in the 2 MiB of L2, so blocks only add Python per block
 # (measured with benchmarks/run.py's chains on this 2-core EPYC: blocks lose
 # 10-40 % at 0.5-2 MB and win 30-70 % from 4 MB, in float32 and float64).
 BLOCKED_MIN_BYTES = 3 << 20
-# Blocks per thread below which a group runs on the calling thread alone:
-# handing a run of blocks to a worker costs tens of microseconds.
-BLOCKS_PER_THREAD = 4
+# Blocks per thread below which a group runs on fewer threads: handing a run
+# of blocks to a worker costs tens of microseconds, a 1 MiB block of a chain
+# hundreds (a second thread already pays at two blocks: 4 MB chains ran
+# 15-45 % faster on two threads than on one).
+BLOCKS_PER_THREAD = 1
 THREADS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 _pool = None
@@ -96,12 +100,6 @@ def blocks(shape, block):
     return out
 
 
-# How a block instruction stores its value: into a block temporary (a ufunc's
-# out=), as a new array (other kernels), into its output's block (a ufunc, or
-# other kernels by copy).
-_TEMP, _NEW, _OUT, _COPY = "temp", "new", "out", "copy"
-
-
 class FusedKernel:
     """A callable running one FusedGroup over NumPy buffers."""
 
@@ -123,7 +121,6 @@ class FusedKernel:
         self.reuse = self._whole_array_reuse(elementwise)
         self.whole_arrays = self._whole_array_function()
         self.registers, self.register_dtypes = self._block_registers(elementwise)
-        self.program = self._block_program(elementwise)
         self.itemsize = max(i.dtype.itemsize for i in body)
         self.tiles = None
         if self.reduction is not None:
@@ -134,6 +131,7 @@ class FusedKernel:
             self.reduce_dtype = reduce_dtype(self.reduction.op.name, self.reduction.dtype)
             self.acc_shape = tuple(1 if j in axes else n for j, n in enumerate(group.shape))
             self.source = self.reduction.args[0]
+        self.block = self._block_function(elementwise)
 
     # planning (once per group)
 
@@ -200,20 +198,39 @@ class FusedKernel:
             registers.append(register)
         return registers, dtypes
 
-    def _block_program(self, elementwise):
-        """(mode, kernel, operands, temporary or output) per instruction."""
-        program = []
+    def _block_function(self, elementwise):
+        """The work of one block as a generated Python function, a line per
+        instruction, returning the value a final reduction reduces:
+
+            def block(index, x, t, o):
+                v0 = x[0][index]                    # an input's block (0-d: x[k])
+                v2 = f0(v0, v1, out=t[0])           # into a block temporary
+                v3 = f1(v2, out=o[3][index])        # an exported ufunc value
+                v4 = f2(v3)                         # a kernel that allocates
+                v5 = o[5][index]; v5[...] = f3(v4)  # ... and is exported
+        """
+        n_in = self.n_in
+        kernels = {}
+        lines = ["def block(index, x, t, o):"]
+        for i, (shape, _, _) in enumerate(self.group.inputs):
+            lines.append(f"    v{i} = x[{i}][index]" if shape != () else f"    v{i} = x[{i}]")
         for k, instruction in enumerate(elementwise):
-            value = self.n_in + k
+            value = n_in + k
+            args = ", ".join(f"v{a}" for a in instruction.args)
             ufunc = self.ufuncs[k]
+            kernels[f"f{k}"] = ufunc if ufunc is not None else self.fns[k]
             if value in self.exported:
-                program.append((_OUT, ufunc, instruction.args, value) if ufunc is not None
-                               else (_COPY, self.fns[k], instruction.args, value))
+                if ufunc is not None:
+                    lines.append(f"    v{value} = f{k}({args}, out=o[{value}][index])")
+                else:
+                    lines.append(f"    v{value} = o[{value}][index]; v{value}[...] = f{k}({args})")
             elif self.registers[k] is not None:
-                program.append((_TEMP, ufunc, instruction.args, self.registers[k]))
+                lines.append(f"    v{value} = f{k}({args}, out=t[{self.registers[k]}])")
             else:
-                program.append((_NEW, self.fns[k], instruction.args, None))
-        return program
+                lines.append(f"    v{value} = f{k}({args})")
+        lines.append(f"    return v{self.source}" if self.reduction is not None else "    return None")
+        exec("\n".join(lines), kernels)
+        return kernels["block"]
 
     # running
 
@@ -236,7 +253,6 @@ class FusedKernel:
         # Inputs as arrays of the iteration shape (broadcasts are views); 0-d
         # inputs stay scalars, which every block reads whole.
         inputs = [x if np.ndim(x) == 0 or np.shape(x) == shape else np.broadcast_to(x, shape) for x in inputs]
-        sliced = [np.ndim(x) != 0 for x in inputs]
         outputs = {}
         for o in group.outputs:
             if o >= n_in and (self.reduction is None or o != group.outputs[-1]):
@@ -248,11 +264,11 @@ class FusedKernel:
         if direct:
             result = np.empty(self.acc_shape, self.reduction.dtype.dtype)
         if threads == 1:
-            partials = [self._run(inputs, sliced, outputs, runs[0], result, points)]
+            partials = [self._run(inputs, outputs, runs[0], result, points)]
         else:
             pool = _workers()
-            futures = [pool.submit(self._run, inputs, sliced, outputs, run, result, points) for run in runs[1:]]
-            partials = [self._run(inputs, sliced, outputs, runs[0], result, points)]
+            futures = [pool.submit(self._run, inputs, outputs, run, result, points) for run in runs[1:]]
+            partials = [self._run(inputs, outputs, runs[0], result, points)]
             partials += [f.result() for f in futures]
         values = [None] * (n_in + len(group.body))
         for o, array in outputs.items():
@@ -287,7 +303,7 @@ class FusedKernel:
             self.tiles = (points, tiles, direct, rows_whole)
         return self.tiles if self.tiles[3] else None
 
-    def _run(self, inputs, sliced, outputs, run, result, points):
+    def _run(self, inputs, outputs, run, result, points):
         """Compute the blocks `run`; return the partial reduction, if any."""
         temps = [np.empty(points, dtype.dtype) for dtype in self.register_dtypes]
         views = {}
@@ -296,28 +312,15 @@ class FusedKernel:
         if reduction is not None and result is None:
             partial = np.full(self.acc_shape, _identity(reduction.op.name, reduction.dtype.dtype),
                               reduction.dtype.dtype)
-        program = self.program
+        block = self.block
         with np.errstate(all="ignore"):
             for index, block_shape, target in run:
                 temp = views.get(block_shape)
                 if temp is None:
                     n = prod(block_shape)
                     temp = views[block_shape] = [t[:n].reshape(block_shape) for t in temps]
-                values = [x[index] if s else x for x, s in zip(inputs, sliced)]
-                for mode, fn, args, where in program:
-                    operands = [values[a] for a in args]
-                    if mode is _TEMP:
-                        values.append(fn(*operands, out=temp[where]))
-                    elif mode is _NEW:
-                        values.append(fn(*operands))
-                    elif mode is _OUT:
-                        values.append(fn(*operands, out=outputs[where][index]))
-                    else:
-                        out = outputs[where][index]
-                        out[...] = fn(*operands)
-                        values.append(out)
+                source = block(index, inputs, temp, outputs)
                 if reduction is not None:
-                    source = values[self.source]
                     if result is not None:
                         self.reducer.reduce(source, self.axes, self.reduce_dtype, result[target], True)
                     else:
