@@ -1,19 +1,17 @@
 """neon's GPU backend, gen_backend('gpu'), against the CPU backend.
 
 With a CUDA device these run on the GPU executor (cuda:0). Without one they
-run on a stand-in `cuda:0` whose executor is the CPU executor with a GPU's
-attributes: that checks the shim's wiring (the device the backend picks, the
-attributes neon code reads, tensors living on that device, op-trees, dots
-and Autodiff as arrayx graphs there), not CUDA, which test_gpu_executor.py
-checks on a device.
+run on conftest's stand-in `cuda:0`, whose executor is the CPU executor with
+a GPU's attributes: that checks the shim's wiring (the device the backend
+picks, the attributes neon code reads, tensors living on that device,
+op-trees, dots and Autodiff as arrayx graphs there), not CUDA, which
+test_gpu_executor.py checks on a device.
 """
 
 import numpy as np
 import pytest
 
 from arrayx import executors
-from arrayx._cpu import CPUExecutor
-from arrayx.device import Device
 from arrayx.neon import NervanaObject
 from arrayx.neon.backends import Autodiff, cleanup_backend, gen_backend
 from arrayx.neon.backends.nervanagpu import GPUTensor, NervanaGPU
@@ -21,27 +19,6 @@ from arrayx.neon.backends.nervanagpu import GPUTensor, NervanaGPU
 # float32 with different summation orders (cuBLAS, block reductions):
 # a few ulps of the largest partial sum.
 TOL = dict(rtol=1e-5, atol=1e-5)
-
-
-class StandInExecutor(CPUExecutor):
-    """The CPU executor posing as an H100, for machines without a GPU."""
-
-    compute_capability = (9, 0)
-    sm_count = 132
-
-
-@pytest.fixture
-def gpu():
-    real = [d for d in executors.devices() if d.name.startswith("cuda:")]
-    if real:
-        yield real[0]
-        return
-    device = Device("cuda:0")
-    executors.register(device, StandInExecutor())
-    try:
-        yield device
-    finally:
-        executors.unregister(device)
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import arrayx as xp
-from arrayx import debug, transformers as ngt
+from arrayx import debug, executors, transformers as ngt
 from arrayx.autodiff import gradients
 
 
@@ -31,9 +31,10 @@ def test_seed_examples(t):
     example_comp2 = t.computation([d, e], b, c)
     result_d, result_e = example_comp2(2, 7)
     assert (float(result_d), float(result_e)) == (8, 15)
-    assert ngt.transformer_choices() == ["cpu"]    # no GPU executor yet
-    with pytest.raises(ValueError, match="gpu"):
-        ngt.make_transformer_factory("gpu")
+    if not any(d.name.startswith("cuda:") for d in executors.devices()):
+        assert ngt.transformer_choices() == ["cpu"]
+        with pytest.raises(ValueError, match="no transformer 'gpu' here"):
+            ngt.make_transformer_factory("gpu")
 
 
 def test_a_call_builds_no_plan_and_forces_nothing(t):
@@ -136,3 +137,64 @@ def test_a_training_loop_matches_plain_arrayx(t):
     # but for summation order inside the fused reductions.
     np.testing.assert_allclose(losses, plain, rtol=1e-12)
     np.testing.assert_allclose(np.asarray(t.computation(w * 1.0)()), np.asarray(plain_w), rtol=1e-12)
+
+
+# The gpu transformer (conftest's `gpu`: a CUDA device, or a stand-in cuda:0
+# run by the CPU executor, which checks placement and state, not CUDA).
+# float64 elementwise work and a small matmul: cuBLAS and the GPU's fused
+# kernels round like NumPy's loops to within a few ulps.
+GPU_TOL = dict(rtol=1e-13, atol=1e-13)
+
+
+def test_the_gpu_transformer_is_a_choice_when_a_cuda_device_exists(gpu):
+    assert ngt.transformer_choices() == ["cpu", "gpu"]
+    factory = ngt.make_transformer_factory("gpu")
+    ngt.set_transformer_factory(factory)
+    try:
+        t = ngt.make_transformer()
+    finally:
+        ngt.set_transformer_factory(ngt.make_transformer_factory("cpu"))
+    assert (t.name, t.device) == ("gpu", gpu)
+    assert ngt.make_transformer().device is xp.__array_namespace_info__().default_device()
+    with pytest.raises(ValueError, match="device must be one of"):
+        ngt.Transformer("cuda:0")
+
+
+def test_gpu_computations_run_on_the_device_with_state_there(gpu, tmp_path):
+    x = ngt.placeholder((4, 3))
+    w = ngt.variable(np.linspace(-1, 1, 6).reshape(3, 2), name="w")
+    bias = xp.asarray([0.5, -0.5])                       # a CPU constant of the graph
+    y = xp.tanh(x @ w + bias)
+    cost = xp.sum(y * y)
+    grad_w, = gradients(cost, [w])
+    host = np.arange(12.0).reshape(4, 3) / 10
+    results = {}
+    for kind in ("cpu", "gpu"):
+        t = ngt.make_transformer_factory(kind)()
+        step = t.computation([cost, ngt.assign(w, w - 0.1 * grad_w)], x)
+        read = t.computation(w * 1.0)
+        outs = [step(host) for _ in range(3)]
+        assert all(o.device is t.device for out in outs for o in out)
+        assert read().device is t.device
+        results[kind] = [float(out[0]) for out in outs], np.asarray(read())
+        t.save(tmp_path / f"{kind}.npz")
+        t.close()
+    np.testing.assert_allclose(results["gpu"][0], results["cpu"][0], **GPU_TOL)
+    np.testing.assert_allclose(results["gpu"][1], results["cpu"][1], **GPU_TOL)
+    # State saved on the GPU restores into a CPU transformer.
+    cpu = ngt.make_transformer()
+    read = cpu.computation(w * 1.0)
+    cpu.restore(tmp_path / "gpu.npz")
+    np.testing.assert_array_equal(np.asarray(read()), results["gpu"][1])
+    cpu.close()
+
+
+def test_jit_runs_on_the_device_of_its_arguments(gpu):
+    f = xp.jit(lambda a, b: xp.exp(a) * b + 1.0)
+    host = np.linspace(0, 1, 5)
+    on_gpu = f(xp.asarray(host, device=gpu), xp.asarray(host, device=gpu))
+    on_cpu = f(xp.asarray(host), xp.asarray(host))
+    assert (on_gpu.device, on_cpu.device) == (gpu, xp.asarray(host).device)
+    np.testing.assert_allclose(np.asarray(on_gpu), np.asarray(on_cpu), **GPU_TOL)
+    with pytest.raises(ValueError, match="move them to one device"):
+        f(xp.asarray(host, device=gpu), xp.asarray(host))

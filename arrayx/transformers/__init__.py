@@ -15,47 +15,57 @@ are in `graph.py`; transformers and their compiled computations in
 `transformer.py`.
 """
 
+from .. import executors
+from ..device import CPU
 from .graph import assign, constant, placeholder, variable
 from .transformer import Computation, Transformer
 
 
-class _Factory:
-    """Makes transformers of one kind."""
+def _gpu_device():
+    """The first CUDA device arrayx has, or None."""
+    return next((d for d in executors.devices() if d.name.startswith("cuda:")), None)
 
-    def __init__(self, name, cls):
+
+def transformer_choices():
+    """The names of the transformers available here: 'cpu', and 'gpu' when
+    arrayx has a CUDA device (PyCUDA and an NVIDIA GPU)."""
+    return ["cpu"] + (["gpu"] if _gpu_device() is not None else [])
+
+
+class TransformerFactory:
+    """Makes transformers of one kind ('cpu' or 'gpu') as `transformer_class`."""
+
+    def __init__(self, name, transformer_class=Transformer):
         self.name = name
-        self.cls = cls
+        self.transformer_class = transformer_class
 
     def __call__(self):
-        return self.cls()
+        device = CPU if self.name == "cpu" else _gpu_device()
+        if device is None:
+            raise ValueError(f"make_transformer: no {self.name!r} transformer here any more; "
+                             f"available: {transformer_choices()}")
+        return self.transformer_class(device)
 
     def __repr__(self):
         return f"<transformer factory {self.name!r}>"
 
 
-# The transformers this installation can make: the GPU one joins when arrayx
-# has a GPU executor and a device.
-_KINDS = {"cpu": Transformer}
-_factory = _Factory("cpu", Transformer)
-
-
-def transformer_choices():
-    """The names of the transformers available here."""
-    return list(_KINDS)
-
-
-def make_transformer_factory(name):
-    """A factory for transformers of kind `name` (one of transformer_choices())."""
-    if name not in _KINDS:
+def make_transformer_factory(name, *, transformer_class=Transformer):
+    """A factory for transformers of kind `name` (one of transformer_choices()),
+    instances of `transformer_class` (a Transformer subclass)."""
+    if name not in transformer_choices():
         raise ValueError(f"make_transformer_factory: no transformer {name!r} here; "
                          f"available: {transformer_choices()}")
-    return _Factory(name, _KINDS[name])
+    return TransformerFactory(name, transformer_class)
+
+
+_factory = TransformerFactory("cpu")
 
 
 def set_transformer_factory(factory):
     """Make `factory` the one make_transformer uses."""
     global _factory
-    if not isinstance(factory, _Factory):
+    if not isinstance(factory, TransformerFactory):
         raise TypeError(f"set_transformer_factory: expected a factory from make_transformer_factory, "
                         f"got {type(factory).__name__}")
     _factory = factory
@@ -67,4 +77,4 @@ def make_transformer():
 
 
 __all__ = ["Computation", "Transformer", "assign", "constant", "make_transformer", "make_transformer_factory",
-           "placeholder", "set_transformer_factory", "transformer_choices", "variable"]
+           "placeholder", "set_transformer_factory", "transformer_choices", "TransformerFactory", "variable"]

@@ -3,13 +3,16 @@
 The first call with a new signature (shape, dtype and device of each array
 argument, value of each static argument) calls the function on placeholders
 and compiles what it returns; later calls with that signature run the
-compiled computation. Arguments that are not arrays must be static.
+compiled computation. Arguments that are not arrays must be static. The
+computation runs on the device of the arrayx arguments (NumPy arguments are
+copied there; with none, on the CPU).
 """
 
 import functools
 
 import numpy as np
 
+from ..device import CPU
 from ..dtypes import FROM_NUMPY
 from ..graph.node import trace
 from ..namespace.array_object import Array
@@ -27,7 +30,7 @@ def jit(fn, *, static_argnums=()):
     """
     static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
     name = getattr(fn, "__name__", repr(fn))
-    transformer = Transformer()
+    transformers = {}   # device -> the Transformer its computations run on
     compiled = {}
 
     @functools.wraps(fn)
@@ -54,6 +57,14 @@ def jit(fn, *, static_argnums=()):
         except TypeError:
             raise TypeError(f"jit({name}): static arguments must be hashable") from None
         if entry is None:
+            devices = list(dict.fromkeys(a.device for a in arrays if isinstance(a, Array)))
+            if len(devices) > 1:
+                raise ValueError(f"jit({name}): the array arguments are on devices {devices}; move them to "
+                                 f"one device (NumPy arguments go to that device)")
+            device = devices[0] if devices else CPU
+            transformer = transformers.get(device)
+            if transformer is None:
+                transformer = transformers[device] = Transformer(device)
             entry = compiled[signature] = _trace(fn, name, args, static, transformer)
         computation, structure = entry
         out = computation(*arrays)

@@ -11,19 +11,25 @@ no plan key is hashed.
 import numpy as np
 
 from .. import debug, dtypes as dt, executors
+from ..device import CPU, Device
 from ..graph.node import Node, toposort
 from ..graph.primitives import EVALUATED
 from ..namespace.array_object import Array
+from ..scheduler.lower import transfer
 from ..scheduler.schedule import build_plan
 from .graph import initial_value
 
 
 class Transformer:
-    """Holds the state (variable values) its computations share."""
+    """Holds the state (variable values) its computations share, on one
+    device: every computation it makes runs there, whatever devices the
+    graph's arrays were built on (ngraph's transformers own placement)."""
 
-    name = "cpu"
-
-    def __init__(self):
+    def __init__(self, device=CPU):
+        if not isinstance(device, Device) or device not in executors.devices():
+            raise ValueError(f"Transformer: device must be one of {list(executors.devices())}, got {device!r}")
+        self.device = device
+        self.name = "cpu" if device is CPU else "gpu"
         self.state = {}          # variable node -> buffer
         self.variables = {}      # variable node -> None, in the order computations met them
         self.initialized = False
@@ -84,7 +90,7 @@ class Transformer:
         self.closed = True
 
     def _executor(self):
-        return executors.fallback()
+        return executors.executor_for(self.device)
 
     def _check_open(self, name):
         if self.closed:
@@ -124,14 +130,18 @@ class Computation:
                 self.assigns.append((node.inputs[0], len(wanted)))
                 node = node.inputs[1]
             wanted.append(node)
-        requested = list(dict.fromkeys(n for n in wanted if n.buffer is None))
-        order = toposort(requested)
+        order = toposort(list(dict.fromkeys(n for n in wanted if n.buffer is None)))
         for node in order:
             if node.op.name == "placeholder" and node not in self.placeholders:
                 raise ValueError(f"computation: the results depend on placeholder {node.attrs[2]!r}, "
                                  f"which is not among the inputs")
             if node.op.name == "assign":
                 raise ValueError("computation: an assign is only allowed as a result, not inside the graph")
+        # The graph's nodes as they run here (copies, when built on another
+        # device), and the node each copy stands for (placeholders and
+        # variables are bound by the originals).
+        wanted, order, original = _on_device(wanted, order, transformer.device)
+        requested = list(dict.fromkeys(n for n in wanted if n.buffer is None))
         self.plan = build_plan(order, requested, bound=True)
         debug.counters["plans_built"] += 1
         slot_of = dict(zip(requested, self.plan.outputs))
@@ -141,6 +151,7 @@ class Computation:
         # How each input slot gets its value at a call.
         self.binding = []
         for node in self.plan.inputs:
+            node = original.get(node, node)
             if node.op.name == "placeholder":
                 self.binding.append(("argument", self.placeholders.index(node)))
             elif node.op.name == "variable":
@@ -197,3 +208,32 @@ class Computation:
             raise TypeError(f"computation: argument {i} for placeholder {name!r} has dtype {host.dtype}, "
                             f"which does not cast safely to {node.dtype}")
         return self.transformer._executor().from_host(host.astype(node.dtype.dtype, copy=False))
+
+
+def _on_device(nodes, order, device):
+    """`nodes` and `order` (their graph, inputs first, as toposort gives it)
+    as nodes on `device`, and {copy: original}. Nodes already there are used
+    as they are; the others are copied, and realized ones of another device
+    are transferred once, now."""
+    if all(n.device is device for n in order) and all(n.device is device for n in nodes):
+        return nodes, order, {}
+    target = executors.executor_for(device)
+    copies = {}
+
+    def copy_of(node):
+        c = copies.get(node)
+        if c is None:   # a realized input
+            c = node
+            if node.device is not device:
+                buffer = transfer(node.buffer, executors.executor_for(node.device), target)
+                c = Node(EVALUATED, (), (), node.shape, node.dtype, device, buffer)
+            copies[node] = c
+        return c
+
+    for node in order:
+        if node.buffer is None:
+            copies[node] = Node(node.op, tuple(copies[i] for i in node.inputs), node.attrs, node.shape,
+                                node.dtype, device)
+        else:
+            copy_of(node)
+    return [copy_of(n) for n in nodes], [copies[n] for n in order], {c: n for n, c in copies.items()}

@@ -24,29 +24,26 @@ class Transformer(_t.Transformer):
         return _NumpyComputation(super().computation(results, *inputs))
 
 
-_KINDS = {"cpu": Transformer}
-_factory = None
-
-
 def transformer_choices():
-    """The names of the transformers available here (the GPU one once arrayx has it)."""
-    return [name for name in _t.transformer_choices() if name in _KINDS]
+    """The names of the transformers available here: 'cpu', and 'gpu' when
+    arrayx has a CUDA device."""
+    return _t.transformer_choices()
 
 
 def make_transformer_factory(name):
-    if name not in transformer_choices():
-        raise ValueError(f"make_transformer_factory: no transformer {name!r} here; "
-                         f"available: {transformer_choices()}")
-    return _KINDS[name]
+    return _t.make_transformer_factory(name, transformer_class=Transformer)
+
+
+_factory = make_transformer_factory("cpu")
 
 
 def set_transformer_factory(factory):
     global _factory
-    if factory not in _KINDS.values():
+    if not isinstance(factory, _t.TransformerFactory) or factory.transformer_class is not Transformer:
         raise TypeError("set_transformer_factory: expected a factory from make_transformer_factory")
     _factory = factory
 
 
 def make_transformer():
     """A transformer from the current factory (cpu unless set)."""
-    return (_factory or Transformer)()
+    return _factory()
