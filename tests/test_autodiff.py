@@ -375,6 +375,13 @@ def test_maximum_minimum_clip_ties_split_evenly():
     ga, gb = grad(lambda a, b: xp.sum(xp.minimum(a, b)), argnums=(0, 1))(a, b)
     np.testing.assert_array_equal(np.asarray(ga), [0.5, 1.0, 0.0])
     np.testing.assert_array_equal(np.asarray(gb), [0.5, 0.0, 1.0])
+    # a NaN on either side makes both comparisons false: all of g goes to b
+    # (the result is NaN either way), in the operands' dtype
+    a32, b32 = xp.asarray([float("nan"), 2.0], dtype=xp.float32), xp.asarray([1.0, float("nan")], dtype=xp.float32)
+    ga, gb = grad(lambda a, b: xp.sum(xp.maximum(a, b)), argnums=(0, 1))(a32, b32)
+    assert ga.dtype == xp.float32
+    np.testing.assert_array_equal(np.asarray(ga), [0.0, 0.0])
+    np.testing.assert_array_equal(np.asarray(gb), [1.0, 1.0])
     # maximum(x, x): both halves reach x, the full derivative 1
     np.testing.assert_array_equal(np.asarray(grad(lambda a: xp.sum(xp.maximum(a, a)))(a)), [1.0, 1.0, 1.0])
     # at a clip bound x gets half

@@ -11,6 +11,7 @@ import pytest
 import arrayx as xp
 from arrayx import debug, executors, transformers as ngt
 from arrayx.autodiff import gradients
+from arrayx.transformers.transformer import FOLD_MAX_ELEMENTS
 
 
 @pytest.fixture
@@ -47,6 +48,21 @@ def test_a_call_builds_no_plan_and_forces_nothing(t):
     assert debug.counters["plans_built"] == 0 and debug.counters["realizations"] == 0
     np.testing.assert_array_equal(np.asarray(out), np.tanh(host * np.float32(2.0) + np.float32(1.0)))
     assert out.dtype == xp.float32
+
+
+def test_constant_subgraphs_are_computed_once_when_compiling(t):
+    x = ngt.placeholder((3,))
+    scale = xp.ones(3) * 2.0 + 1.0                 # reads no placeholder or variable
+    f = t.computation(x * scale, x)
+    assert sum(n for _, n in f.plan.segments) == 1  # a call runs the multiply alone
+    np.testing.assert_array_equal(np.asarray(f(np.arange(3.0))), np.arange(3.0) * 3.0)
+    # A constant larger than FOLD_MAX_ELEMENTS stays in the graph: the
+    # computation holds no array of its size.
+    n = FOLD_MAX_ELEMENTS * 2
+    y = ngt.placeholder((n,))
+    g = t.computation(y * (xp.zeros(n) + 1.0), y)
+    assert all(np.size(b) < n for kind, b in g.binding if kind == "buffer")
+    np.testing.assert_array_equal(np.asarray(g(np.ones(n))), np.ones(n))
 
 
 def test_variables_share_state_within_a_transformer_not_across(t):

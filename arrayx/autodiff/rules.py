@@ -266,22 +266,26 @@ def _indicator(condition, dtype):
     return astype(condition, dtype)
 
 
-def _choose(g, node, wins):
-    """maximum/minimum: the selected operand gets g; ties split it evenly."""
+def _choose(g, node, wins, wins_or_ties):
+    """maximum/minimum: the selected operand gets g; ties split it evenly.
+
+    a's share is (1 + 1) / 2 where it wins, (0 + 1) / 2 on a tie, 0 otherwise
+    (and where a NaN makes both comparisons false): exact in any float dtype,
+    and cheaper than a select (np.where is 3-10x slower than a comparison).
+    """
     a, b = arg(node, 0), arg(node, 1)
-    tie = a == b
-    share_a = ew.where(tie, 0.5, _indicator(wins(a, b), a.dtype))
+    share_a = (_indicator(wins(a, b), a.dtype) + _indicator(wins_or_ties(a, b), a.dtype)) * 0.5
     return g * share_a, g * (1.0 - share_a)
 
 
 @rule("maximum")
 def _maximum(g, node):
-    return _choose(g, node, ew.greater)
+    return _choose(g, node, ew.greater, ew.greater_equal)
 
 
 @rule("minimum")
 def _minimum(g, node):
-    return _choose(g, node, ew.less)
+    return _choose(g, node, ew.less, ew.less_equal)
 
 
 @rule("where")

@@ -1,22 +1,25 @@
 """Transformers and computations (ngraph's, seed 004) over arrayx's scheduler.
 
 A computation is compiled once, when it is created: the graph below its
-results is walked, rewritten, fused, given slots and compiled by the
-executors, with placeholders and variables as the plan's inputs. A call
+results is placed on the transformer's device, its small constant subgraphs
+are computed, and the rest is rewritten, fused, given slots and compiled by
+the executors, with placeholders and variables as the plan's inputs. A call
 converts its arguments, binds them and the variables' current values to
 those slots and runs the compiled segments: no graph is built or walked and
 no plan key is hashed.
 """
+
+from math import prod
 
 import numpy as np
 
 from .. import debug, dtypes as dt, executors
 from ..device import CPU, Device
 from ..graph.node import Node, toposort
-from ..graph.primitives import EVALUATED
+from ..graph.primitives import BOUND, EVALUATED, STATE
 from ..namespace.array_object import Array
 from ..scheduler.lower import transfer
-from ..scheduler.schedule import build_plan
+from ..scheduler.schedule import build_plan, realize
 from .graph import initial_value
 
 
@@ -142,6 +145,11 @@ class Computation:
         # variables are bound by the originals).
         wanted, order, original = _on_device(wanted, order, transformer.device)
         requested = list(dict.fromkeys(n for n in wanted if n.buffer is None))
+        constants = _constants(order, requested)
+        if constants:
+            realize(constants)
+            order = toposort(requested)
+            requested = [n for n in requested if n.buffer is None]
         self.plan = build_plan(order, requested, bound=True)
         debug.counters["plans_built"] += 1
         slot_of = dict(zip(requested, self.plan.outputs))
@@ -208,6 +216,30 @@ class Computation:
             raise TypeError(f"computation: argument {i} for placeholder {name!r} has dtype {host.dtype}, "
                             f"which does not cast safely to {node.dtype}")
         return self.transformer._executor().from_host(host.astype(node.dtype.dtype, copy=False))
+
+
+# Constants of a computation up to this many elements are computed once, when
+# it is compiled; larger ones (a broadcast batch of zeros) stay in the graph,
+# where fused kernels read them without the computation holding their memory.
+FOLD_MAX_ELEMENTS = 1 << 16
+
+
+def _constants(order, requested):
+    """The unrealized nodes of `order` that read no placeholder or variable
+    but feed a node that does (or are results), small enough to fold."""
+    varying = set()
+    for node in order:
+        if node.op.kind is BOUND or any(i in varying for i in node.inputs):
+            varying.add(node)
+    edge = [i for node in order if node in varying for i in node.inputs if i not in varying]
+    edge += [n for n in requested if n not in varying]
+    return [n for n in dict.fromkeys(edge)
+            if n.buffer is None and n.op.kind is not STATE and _elements(n) <= FOLD_MAX_ELEMENTS]
+
+
+def _elements(node):
+    shapes = node.shape if node.shape and isinstance(node.shape[0], tuple) else (node.shape,)
+    return sum(prod(s) for s in shapes)
 
 
 def _on_device(nodes, order, device):
