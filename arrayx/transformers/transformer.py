@@ -16,7 +16,7 @@ import numpy as np
 from .. import debug, dtypes as dt, executors
 from ..device import CPU, Device
 from ..graph.node import Node, toposort
-from ..graph.primitives import BOUND, EVALUATED, STATE
+from ..graph.primitives import BOUND, EVALUATED
 from ..namespace.array_object import Array
 from ..scheduler.lower import transfer
 from ..scheduler.schedule import build_plan, realize
@@ -32,11 +32,15 @@ class Transformer:
         if not isinstance(device, Device) or device not in executors.devices():
             raise ValueError(f"Transformer: device must be one of {list(executors.devices())}, got {device!r}")
         self.device = device
-        self.name = "cpu" if device is CPU else "gpu"
         self.state = {}          # variable node -> buffer
         self.variables = {}      # variable node -> None, in the order computations met them
         self.initialized = False
         self.closed = False
+
+    @property
+    def name(self):
+        """The transformer's kind: 'cpu', or 'gpu' on a CUDA device."""
+        return "cpu" if self.device is CPU else "gpu"
 
     def computation(self, results, *inputs):
         """A callable evaluating `results` (one array, or a list: then a call
@@ -233,8 +237,7 @@ def _constants(order, requested):
             varying.add(node)
     edge = [i for node in order if node in varying for i in node.inputs if i not in varying]
     edge += [n for n in requested if n not in varying]
-    return [n for n in dict.fromkeys(edge)
-            if n.buffer is None and n.op.kind is not STATE and _elements(n) <= FOLD_MAX_ELEMENTS]
+    return [n for n in dict.fromkeys(edge) if n.buffer is None and _elements(n) <= FOLD_MAX_ELEMENTS]
 
 
 def _elements(node):
