@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 
 import arrayx as xp
-from arrayx.autodiff import gradients, grad, retain_history, stop_gradient, value_and_grad, vjp
+from arrayx.autodiff import gradients, grad, identity, retain_history, stop_gradient, value_and_grad, vjp
 
 EPS = float(np.finfo(np.float64).eps)
 FD_RTOL = 1e3 * EPS ** (2 / 3)
@@ -538,6 +538,19 @@ def test_gradients_neon_example():
     np.testing.assert_array_equal(np.asarray(g1), np.asarray(ct) * np.asarray(x0))
     with pytest.raises(ValueError, match="cotangent shape"):
         gradients(f, [x0], xp.ones((2,)))
+
+
+def test_identity_separates_one_use_of_an_array_from_the_others():
+    # f = x * y with y = identity(x): the gradient wrt y is x's value, wrt x
+    # the full derivative 2x (the path through y flows on to x).
+    with retain_history():
+        x = xp.asarray([1.5, -2.0, 3.0])
+        y = identity(x)
+        f = xp.sum(x * y)
+        gx, gy = gradients(f, [x, y])
+    np.testing.assert_array_equal(np.asarray(y), np.asarray(x))
+    np.testing.assert_array_equal(np.asarray(gy), np.asarray(x))
+    np.testing.assert_array_equal(np.asarray(gx), 2.0 * np.asarray(x))
 
 
 def test_unrelated_inputs_get_zeros():

@@ -65,6 +65,21 @@ def test_constant_subgraphs_are_computed_once_when_compiling(t):
     np.testing.assert_array_equal(np.asarray(g(np.ones(n))), np.ones(n))
 
 
+def test_results_never_share_memory_with_a_callers_array(t):
+    # NumPy arguments are bound without a copy; a result or a variable's new
+    # value that is a view of one must not change when the caller's array does.
+    x = ngt.placeholder((2, 3))
+    v = ngt.variable(np.zeros(6), name="v")
+    f = t.computation([x, xp.reshape(x, (6,)), x + 1.0, ngt.assign(v, xp.reshape(x, (6,)))], x)
+    host = np.arange(6.0).reshape(2, 3)
+    same, flat, plus, assigned = f(host)
+    host[...] = -1.0
+    np.testing.assert_array_equal(np.asarray(same), np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(np.asarray(flat), np.arange(6.0))
+    np.testing.assert_array_equal(np.asarray(plus), np.arange(6.0).reshape(2, 3) + 1.0)
+    np.testing.assert_array_equal(np.asarray(t.computation(v * 1.0)()), np.arange(6.0))
+
+
 def test_variables_share_state_within_a_transformer_not_across(t):
     v = ngt.variable(np.zeros(3), name="v")
     step = ngt.placeholder(())

@@ -21,7 +21,7 @@ from ..namespace.build import P, make, wrap
 from ..scheduler.schedule import realize
 from .backward import backward, ones_for, zeros_for
 
-__all__ = ["grad", "value_and_grad", "vjp", "gradients", "stop_gradient", "retain_history"]
+__all__ = ["grad", "value_and_grad", "vjp", "gradients", "stop_gradient", "retain_history", "identity"]
 
 
 def _check_differentiable(x, name, label):
@@ -32,10 +32,11 @@ def _check_differentiable(x, name, label):
                         f"(float16, float32 or float64)")
 
 
-def _fresh(x):
-    """An identity node over x: each differentiated argument gets its own node,
-    even when one array is passed twice, and an enclosing grad still sees the
-    path to x (that is what makes grad(grad(f)) work)."""
+def identity(x):
+    """x through a new identity node: a separate value to differentiate with
+    respect to (each differentiated argument gets its own node, even when one
+    array is passed twice), whose gradient still flows on to x for an
+    enclosing differentiation (that is what makes grad(grad(f)) work)."""
     node = x._node
     return Array._new(Node(P["reshape"], (node,), (node.shape,), node.shape, node.dtype, node.device))
 
@@ -71,7 +72,7 @@ def vjp(f, *primals):
         _check_differentiable(p, "vjp", f"primals[{i}]")
     _realize_arguments(primals)
     with retain_history():
-        xs = [_fresh(p) for p in primals]
+        xs = [identity(p) for p in primals]
         # The nodes to differentiate by, taken now: f may rebind its arguments (a[k] = v).
         targets = [x._node for x in xs]
         y = f(*xs)
@@ -107,7 +108,7 @@ def value_and_grad(f, argnums=0):
         with retain_history():
             xs = list(args)
             for i in nums:
-                xs[i] = _fresh(args[i])
+                xs[i] = identity(args[i])
             # The nodes to differentiate by, taken now: f may rebind its arguments (a[k] = v).
             targets = [xs[i]._node for i in nums]
             y = f(*xs, **kwargs)

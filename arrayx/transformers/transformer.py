@@ -182,20 +182,29 @@ class Computation:
                             f"got {len(args)}")
         if not transformer.initialized:
             transformer.initialize()
-        values = [self._argument(i, a) for i, a in enumerate(args)]
+        borrowed = []   # NumPy arguments bound without a copy
+        values = [self._argument(i, a, borrowed) for i, a in enumerate(args)]
         slots = [values[where] if kind == "argument" else transformer.value_of(where) if kind == "variable"
                  else where for kind, where in self.binding]
         slots += [None] * (self.plan.n_slots - len(slots))
         for program, _ in self.plan.segments:
             program(slots)
         outputs = [slots[s] if s is not None else buffer for s, buffer in self.results]
+        if borrowed:
+            # A result that is a view of a caller's array would change with it.
+            outputs = [transformer._executor().copy(out) if any(np.may_share_memory(out, b) for b in borrowed)
+                       else out for out in outputs]
         for target, k in self.assigns:
             transformer.state[target] = outputs[k]
         arrays = tuple(Array._new(Node(EVALUATED, (), (), shape, dtype, device, buffer))
                        for buffer, (shape, dtype, device) in zip(outputs, self.shapes))
         return arrays[0] if self.single else arrays
 
-    def _argument(self, i, value):
+    def _argument(self, i, value, borrowed):
+        """The buffer bound to placeholder `i` for `value`. A NumPy array of
+        the right dtype is bound as it is where the executor's buffers are
+        host memory (it cannot change during the call), and listed in
+        `borrowed`."""
         node = self.placeholders[i]
         name = node.attrs[2]
         if isinstance(value, Array):
@@ -219,7 +228,12 @@ class Computation:
         if not fits:
             raise TypeError(f"computation: argument {i} for placeholder {name!r} has dtype {host.dtype}, "
                             f"which does not cast safely to {node.dtype}")
-        return self.transformer._executor().from_host(host.astype(node.dtype.dtype, copy=False))
+        executor = self.transformer._executor()
+        host = host.astype(node.dtype.dtype, copy=False)
+        if executor.host_memory and host.ndim:
+            borrowed.append(host)
+            return executor.from_host(host, copy=False)
+        return executor.from_host(host)
 
 
 # Constants of a computation up to this many elements are computed once, when

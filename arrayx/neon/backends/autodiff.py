@@ -30,7 +30,7 @@ import numbers
 import numpy as np
 
 import arrayx as xp
-from arrayx.autodiff import _fresh, gradients, retain_history
+from arrayx.autodiff import gradients, identity, retain_history
 
 from . import _evaluate
 from . import _storage as st
@@ -73,7 +73,7 @@ class _GradContext(_evaluate._Context):
     def base(self, storage):
         node = self.bases.get(id(storage))
         if node is None:
-            node = self.bases[id(storage)] = _fresh(storage.array)
+            node = self.bases[id(storage)] = identity(storage.array)
             self.storages[id(storage)] = storage
         return node
 

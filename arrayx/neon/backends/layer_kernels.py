@@ -196,7 +196,7 @@ class LayerKernels:
             if isinstance(j, int) and j != t:
                 raise ValueError(f"{where}: h_ff_s[{t}] views step {j} of h_s; only its own step "
                                  "(the feed-forward part accumulated in place) can alias h_s")
-            # layers.py recognises the in-place feed-forward by identity
+            # layers.recurrent recognises the in-place feed-forward by identity
             ff.append(hs[t] if j == t else tensor._read())
         new = layers.compound_rnn_unroll_fprop(W_recur._read(), prev, ff, hs, _read(bias), nout, num_steps,
                                                num_used_steps, self._array_activation(activation, where),
@@ -246,7 +246,7 @@ class LayerKernels:
         it is; a neon Transform (whose call and bprop build op-trees from tensors)
         lifted to arrayx arrays, each call wrapping its array in a temporary
         tensor and translating the op-tree lazily."""
-        if isinstance(activation, (str, layers._Activation)):
+        if isinstance(activation, (str, layers.Activation)):
             return activation
         if not callable(activation) or not callable(getattr(activation, "bprop", None)):
             raise TypeError(f"{where}: activation must be a neon Transform (callable, with a bprop method) "
@@ -257,7 +257,7 @@ class LayerKernels:
                 tree = fn(self.tensor_cls._wrap(self, array, np.dtype(array.dtype.dtype)))
                 return _evaluate.translate(self, tree, array.shape)[0]
             return apply
-        return layers._Activation(type(activation).__name__, lift(activation), lift(activation.bprop))
+        return layers.Activation(type(activation).__name__, lift(activation), lift(activation.bprop))
 
     def compound_bprop_lut(self, nin, inputs, error, error_t, dW, pad_idx, alpha=1.0, beta=0):
         """Lookup-table bprop: dW[ids[j], :] += alpha * error[:, j] for every column
