@@ -235,7 +235,12 @@ def computations(rounds, target_ns):
     a = np.linspace(0, 1, 1000)
     x = xp.asarray(a)
     fast = xp.jit(lambda v: chain(xp, v))
-    row("jit 10-op chain, float64", a.size, [lambda: fast(x), lambda: chain(np, a)], close(1e-12), rounds, target_ns)
+    row("jit 10 ops 5x(sin(v)*v+v), f64", a.size, [lambda: fast(x), lambda: chain(np, a)], close(1e-12),
+        rounds, target_ns)
+    poly = next(fn for name, _, fn, _ in CHAINS if name.startswith("poly"))   # 10 arithmetic ops
+    fast_poly = xp.jit(lambda v: poly(xp, v))
+    row("jit 10 ops poly Horner, f64", a.size, [lambda: fast_poly(x), lambda: poly(np, a)], close(1e-12),
+        rounds, target_ns)
     one, host_one = xp.asarray(np.ones(1)), np.ones(1)
     plus = xp.jit(lambda v: v + 1.0)
     row("jit call overhead, v + 1", 1, [lambda: plus(one), lambda: host_one + 1.0], close(0), rounds, target_ns)

@@ -1,8 +1,11 @@
-"""The rewrite pass: sum(x * y) over every axis runs as one BLAS dot product.
+"""The rewrite pass: sum(x * y) over every axis runs as one BLAS dot product;
+explicit broadcasts into elementwise operations and reshapes that drop a
+reduction's kept axes disappear.
 
 Observed through the plan (no fused multiply-sum group is left: a matmul step
-runs instead) and checked against NumPy with a tolerance for summation
-order; the recorded graph itself is never changed.
+runs instead; the steps a force runs) and checked against NumPy, with a
+tolerance for summation order where a dot sums; the recorded graph itself is
+never changed.
 """
 
 import numpy as np
@@ -87,3 +90,52 @@ def test_a_dot_over_an_already_rewritten_operand():
     a = np.random.default_rng(1).uniform(-2, 2, (2, 3, 4))
     x, w = xp.asarray(a), xp.asarray(0.5)
     np.testing.assert_allclose(float(xp.sum(xp.var(x) * w)), np.var(a) * 0.5, rtol=1e-13)
+
+
+def steps_to_compute(*arrays):
+    debug.reset()
+    xp.eval(*arrays)
+    return debug.counters["steps_run"]
+
+
+def test_a_broadcast_read_by_an_elementwise_operation_is_left_to_it():
+    rng = np.random.default_rng(2)
+    a, b, c = rng.standard_normal((64, 1)), rng.standard_normal((64, 10)), rng.standard_normal((1, 10))
+    col = xp.asarray(a) * 2.0            # computed, so its broadcast is a step of the plan
+    row = xp.asarray(c) * 3.0
+    wide = xp.broadcast_to(col, (64, 10))
+    assert steps_to_compute(wide * xp.asarray(b)) == 2                              # col, multiply
+    assert steps_to_compute(xp.broadcast_to(col, (64, 10)) + xp.broadcast_to(row, (64, 10))) == 3
+    np.testing.assert_array_equal(np.asarray(wide * xp.asarray(b)), (a * 2.0) * b)
+    np.testing.assert_array_equal(
+        np.asarray(xp.broadcast_to(col, (64, 10)) + xp.broadcast_to(row, (64, 10))), a * 2.0 + c * 3.0)
+    where = xp.where(xp.asarray(b) > 0, xp.broadcast_to(col, (64, 10)), -1.0)
+    np.testing.assert_array_equal(np.asarray(where), np.where(b > 0, a * 2.0, -1.0))
+
+
+def test_a_broadcast_stays_where_the_operation_would_not_broadcast_to_its_shape():
+    a = np.arange(4.0).reshape(4, 1)
+    col = xp.asarray(a) + 1.0
+    negated = -xp.broadcast_to(col, (4, 3))          # one operand: the broadcast makes the shape
+    assert steps_to_compute(negated) == 3
+    np.testing.assert_array_equal(np.asarray(negated), -np.broadcast_to(a + 1.0, (4, 3)))
+    both = xp.broadcast_to(col, (4, 3)) * xp.broadcast_to(col, (4, 3))
+    assert both.shape == (4, 3)
+    np.testing.assert_array_equal(np.asarray(both), np.broadcast_to((a + 1.0) ** 2, (4, 3)))
+
+
+def test_a_reshape_dropping_a_reductions_kept_axes_is_the_reduction_without_them():
+    a = np.random.default_rng(3).standard_normal((64, 256)).astype(np.float32)
+    x = xp.asarray(a)
+    for reduce, ref in [(xp.sum, np.sum), (xp.max, np.max), (xp.prod, np.prod)]:
+        dropped = xp.reshape(reduce(x * 1.0, axis=0, keepdims=True), (256,))
+        assert steps_to_compute(dropped) == 1                                    # one fused group
+        np.testing.assert_allclose(np.asarray(dropped), ref(a, axis=0), rtol=1e-6)  # float32 summation order
+    kept = xp.sum(x * 1.0, axis=0, keepdims=True)
+    flat = xp.reshape(kept, (256,))
+    xp.eval(kept, flat)                  # the kept-axes result is wanted too: both come out right
+    assert kept.shape == (1, 256) and flat.shape == (256,)
+    np.testing.assert_array_equal(np.asarray(flat), np.asarray(kept)[0])
+    moved = xp.reshape(xp.sum(xp.asarray(np.ones((4, 5, 6))) * 2.0, axis=1, keepdims=True), (24,))
+    assert steps_to_compute(moved) == 2                                          # not only dropping axes
+    np.testing.assert_array_equal(np.asarray(moved), np.full(24, 10.0))

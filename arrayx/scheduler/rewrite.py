@@ -1,10 +1,18 @@
 """Rewrite pass: algebraic rewrites that pay, before fusion.
 
-`sum(x * y)` over every axis, with x and y of one floating shape, is a dot
-product: BLAS computes it in one pass without the product array, and with
-the same special cases (a NaN or an infinite product makes the sum NaN or
-infinite, a sum of zeros is +0.0). It only differs by summation order, as
-any blocked reduction does.
+- `sum(x * y)` over every axis, with x and y of one floating shape, is a dot
+  product: BLAS computes it in one pass without the product array, and with
+  the same special cases (a NaN or an infinite product makes the sum NaN or
+  infinite, a sum of zeros is +0.0). It only differs by summation order, as
+  any blocked reduction does.
+- An explicit `broadcast` read by an elementwise node is dropped when the
+  node's other operands still broadcast it to the node's shape: elementwise
+  primitives broadcast their operands themselves, so the step (and the break
+  in a fused group) goes. Autodiff makes these: a sum's VJP broadcasts.
+- `reshape(reduce(x, axes, keepdims=True))` that only drops the reduced axes
+  is `reduce(x, axes, keepdims=False)`: one step (a bias gradient's sum).
+
+All are exact: the same values reach the same NumPy or BLAS calls.
 
 Rewrites never touch the user's graph: a rewritten node and every node of the
 plan downstream of it are copies, so `xp.graph` still shows what was built and
@@ -14,9 +22,9 @@ autodiff still sees the recorded primitives.
 from math import prod
 
 from ..graph.node import Node, users_of
-from ..graph.primitives import PRIMITIVES
+from ..graph.primitives import BLOCK_REDUCE_OPS, ELEMENTWISE_OPS, PRIMITIVES, broadcast_shapes
 
-_MATMUL, _RESHAPE = PRIMITIVES["matmul"], PRIMITIVES["reshape"]
+_MATMUL, _RESHAPE, _BROADCAST = PRIMITIVES["matmul"], PRIMITIVES["reshape"], PRIMITIVES["broadcast"]
 
 
 def rewrite(order, requested, layout_of):
@@ -28,10 +36,14 @@ def rewrite(order, requested, layout_of):
     out = []
     for node in order:
         if node.buffer is None:
-            dot = _as_dot(node, users, wanted, layout_of, replaced)
-            if dot is not None:
-                out.extend(dot)
-                replaced[node] = dot[-1]
+            nodes = None
+            for rule in RULES:
+                nodes = rule(node, users, wanted, layout_of, replaced)
+                if nodes is not None:
+                    break
+            if nodes is not None:
+                out.extend(nodes)
+                replaced[node] = nodes[-1]
                 continue
             if any(i in replaced for i in node.inputs):
                 copy = Node(node.op, tuple(replaced.get(i, i) for i in node.inputs), node.attrs,
@@ -80,3 +92,40 @@ def _as_dot(node, users, wanted, layout_of, replaced):
     if keepdims and node.shape != ():
         nodes.append(Node(_RESHAPE, (dot,), (node.shape,), node.shape, node.dtype, node.device))
     return nodes
+
+
+def _without_broadcasts(node, users, wanted, layout_of, replaced):
+    """The elementwise `node` reading the sources of its broadcast operands,
+    where the result keeps its shape."""
+    if len(node.inputs) < 2 or node.op.name not in ELEMENTWISE_OPS:
+        return None
+    inputs = [replaced.get(i, i) for i in node.inputs]
+    changed = False
+    for k, i in enumerate(inputs):
+        if i.buffer is None and i.op is _BROADCAST:
+            source = i.inputs[0]
+            trial = inputs[:k] + [source] + inputs[k + 1:]
+            if broadcast_shapes(node.op.name, *(t.shape for t in trial)) == node.shape:
+                inputs, changed = trial, True
+    if not changed:
+        return None
+    return [Node(node.op, tuple(inputs), node.attrs, node.shape, node.dtype, node.device)]
+
+
+def _reduce_dropping_axes(node, users, wanted, layout_of, replaced):
+    """`reshape(reduce(x, keepdims=True))` that only drops the reduced axes,
+    as `reduce(x, keepdims=False)`."""
+    if node.op is not _RESHAPE:
+        return None
+    reduction = node.inputs[0]
+    if (reduction.buffer is not None or reduction.op.name not in BLOCK_REDUCE_OPS or reduction in wanted
+            or len(users[reduction]) != 1):
+        return None
+    axes, keepdims = reduction.attrs
+    source = replaced.get(reduction.inputs[0], reduction.inputs[0])
+    if not keepdims or node.shape != tuple(n for j, n in enumerate(source.shape) if j not in axes):
+        return None
+    return [Node(reduction.op, (source,), (axes, False), node.shape, node.dtype, node.device)]
+
+
+RULES = (_as_dot, _without_broadcasts, _reduce_dropping_axes)
