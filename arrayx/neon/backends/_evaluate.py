@@ -18,7 +18,8 @@ import math
 
 import arrayx as xp
 
-from .tensor import OpTreeNode, Tensor, x_dtype
+from .optree import OpTreeNode
+from .tensor import Tensor, x_dtype
 
 _LOG2 = math.log(2.0)
 _SAFELOG_FLOOR = math.exp(-50.0)

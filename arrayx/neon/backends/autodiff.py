@@ -34,7 +34,8 @@ from arrayx.autodiff import gradients, identity, retain_history
 
 from . import _evaluate
 from . import _storage as st
-from .tensor import OpTreeNode, Tensor
+from .optree import OpTreeNode
+from .tensor import Tensor
 
 __all__ = ["Autodiff"]
 

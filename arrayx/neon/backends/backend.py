@@ -17,7 +17,8 @@ from .. import layers
 from . import _evaluate
 from .layer_kernels import LayerKernels
 # Block, OpCollection, OpTreeNode and Tensor are also neon's names in neon.backends.backend.
-from .tensor import (_DEFAULT_DTYPES, _DTYPES, Block, OpCollection, OpTreeNode, Tensor,  # noqa: F401
+from .optree import OpCollection, OpTreeNode  # noqa: F401
+from .tensor import (_DEFAULT_DTYPES, _DTYPES, Block, Tensor,  # noqa: F401
                      _default_device, _normalize_shape, _to_array, np_dtype)
 
 logger = logging.getLogger(__name__)
