@@ -80,6 +80,20 @@ def test_results_never_share_memory_with_a_callers_array(t):
     np.testing.assert_array_equal(np.asarray(t.computation(v * 1.0)()), np.arange(6.0))
 
 
+@pytest.mark.parametrize("shape", [(30, 40), (600, 1000)])   # whole-array and blocked fused groups
+def test_strided_numpy_arguments_bound_in_place_give_numpys_results(t, shape):
+    x = ngt.placeholder(shape)
+    f = t.computation([xp.tanh(x * 2.0) + x, xp.reshape(x, (-1,)), xp.sum(x, axis=0)], x)
+    base = np.random.default_rng(4).standard_normal((shape[1], shape[0]))
+    for arg in (base.T, np.ascontiguousarray(base.T)[::-1]):     # Fortran order, negative strides
+        fused, flat, column_sums = f(arg)
+        np.testing.assert_array_equal(np.asarray(fused), np.tanh(arg * 2.0) + arg)
+        np.testing.assert_array_equal(np.asarray(flat), arg.reshape(-1))
+        # Another summation order: within n * eps * sum|x| of NumPy's (the sums cancel, so no rtol).
+        bound = shape[0] * np.finfo(np.float64).eps * np.abs(arg).sum(axis=0)
+        assert np.all(np.abs(np.asarray(column_sums) - arg.sum(axis=0)) <= bound)
+
+
 def test_variables_share_state_within_a_transformer_not_across(t):
     v = ngt.variable(np.zeros(3), name="v")
     step = ngt.placeholder(())
