@@ -14,7 +14,6 @@ VIEWS = frozenset({"slice", "reshape", "permute", "broadcast", "flip"})
 
 class CPUExecutor(Executor):
     name = "cpu"
-    host_memory = True
     supports = frozenset(name for name in PRIMITIVES if name in IMPLS or name in DYNAMIC) | {"fused"}
 
     def from_host(self, array, copy=True):

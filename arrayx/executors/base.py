@@ -49,9 +49,6 @@ class Executor(ABC):
 
     name = "abstract"
     supports = frozenset()
-    # Whether buffers are NumPy arrays in host memory, so a host array can be
-    # bound as a buffer without a copy (and checked for shared memory).
-    host_memory = False
 
     @abstractmethod
     def from_host(self, array, copy=True):

@@ -202,9 +202,8 @@ class Computation:
 
     def _argument(self, i, value, borrowed):
         """The buffer bound to placeholder `i` for `value`. A NumPy array of
-        the right dtype is bound as it is where the executor's buffers are
-        host memory (it cannot change during the call), and listed in
-        `borrowed`."""
+        the right dtype is bound as it is where the executor can share host
+        memory (it cannot change during the call), and listed in `borrowed`."""
         node = self.placeholders[i]
         name = node.attrs[2]
         if isinstance(value, Array):
@@ -230,9 +229,13 @@ class Computation:
                             f"which does not cast safely to {node.dtype}")
         executor = self.transformer._executor()
         host = host.astype(node.dtype.dtype, copy=False)
-        if executor.host_memory and host.ndim:
+        if host.ndim:
+            try:
+                buffer = executor.from_host(host, copy=False)
+            except ValueError:   # a device executor: its buffers never share host memory
+                return executor.from_host(host)
             borrowed.append(host)
-            return executor.from_host(host, copy=False)
+            return buffer
         return executor.from_host(host)
 
 
