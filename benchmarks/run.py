@@ -291,6 +291,69 @@ def computations(rounds, target_ns):
         lambda got, want: None, rounds, target_ns)
 
 
+def ceilings(rounds, target_ns):
+    """What bounds a speedup when kernels are NumPy calls issued from Python,
+    measured on this machine in this run (the goals these explain are listed
+    in the README's performance notes).
+
+    - Eager chains at 1e3: arrayx must record the graph (one Python node per
+      operation) and then run at least the kernels a compiled computation of
+      the same chain runs (`jit`: no recording, no collect pass). Ceiling =
+      numpy / (record + jit call).
+    - Chains at 1e6: handing a share of the blocks to a worker thread and
+      waiting for it costs one thread hand-off round trip; the blocks of one
+      thread, in cache or not, run NumPy's own loops. Ceiling =
+      numpy / (numpy / threads + hand-off).
+    - A compiled 10-op chain at 1e3: its kernels are NumPy calls writing into
+      existing arrays; NumPy eager differs only by allocating results.
+      Ceiling = numpy / (the same calls with out=).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    print("\nCeilings on this machine: the most speedup over NumPy that recording a graph (eager at 1e3), "
+          "two threads (1e6) and NumPy-call kernels (jit) allow")
+    threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        handoff = statistics.median(interleaved([lambda: pool.submit(int).result()], rounds, target_ns)[0])
+    print(f"thread hand-off round trip (submit a no-op to a worker, wait for it): {handoff / 1e3:.1f} us; "
+          f"{threads} threads")
+    print(f"{'workload':<34}{'size':>13}{'numpy':>10}{'record':>10}{'kernels':>10}{'ceiling':>9}")
+    rng = np.random.default_rng(0)
+    for size in (10**3, 10**6):
+        host = {k: rng.uniform(0.5, 2.0, size).astype(np.float32) for k in "xy"}
+        lazy = {k: xp.asarray(v, copy=False) for k, v in host.items()}
+        for name, operands, fn, _ in CHAINS:
+            nargs = [host[k] for k in operands]
+            xargs = [lazy[k] for k in operands]
+            compiled = xp.jit(lambda *v, fn=fn: fn(xp, *v))
+            record, kernels, numpy = (statistics.median(t) for t in interleaved(
+                [lambda: fn(xp, *xargs), lambda: compiled(*xargs), lambda: fn(np, *nargs)], rounds, target_ns))
+            if size == 10**3:
+                ceiling = numpy / (record + kernels)
+                line = f"{fmt_time(record):>10}{fmt_time(kernels):>10}"
+            else:
+                ceiling = numpy / (numpy / threads + handoff)
+                line = f"{'-':>10}{'-':>10}"
+            print(f"{name:<34}{size:>13,}{fmt_time(numpy):>10}{line}{ceiling:>9.2f}", flush=True)
+
+    a = np.linspace(0, 1, 1000)
+    temp = np.empty_like(a)
+
+    def horner_into(v):   # CHAINS' degree-5 Horner polynomial, every call writing into `temp`
+        np.multiply(v, 0.3, out=temp)
+        for c in (0.5, -0.7, 1.1, -1.3):
+            np.add(temp, c, out=temp)
+            np.multiply(temp, v, out=temp)
+        return np.add(temp, 1.7, out=temp)
+
+    poly = next(fn for name, _, fn, _ in CHAINS if name.startswith("poly"))
+    np.testing.assert_allclose(horner_into(a), poly(np, a), rtol=1e-15)
+    into, numpy = (statistics.median(t) for t in interleaved([lambda: horner_into(a), lambda: poly(np, a)],
+                                                              rounds, target_ns))
+    print(f"{'jit 10 ops poly Horner, f64':<34}{a.size:>13,}{fmt_time(numpy):>10}{'-':>10}{fmt_time(into):>10}"
+          f"{numpy / into:>9.2f}")
+
+
 def machine():
     ne_version = f"{ne.__version__} ({ne.get_num_threads()} threads)" if ne else "not installed"
     load = " load average %.2f %.2f %.2f" % os.getloadavg() if hasattr(os, "getloadavg") else ""
@@ -320,6 +383,7 @@ def main():
     rows_and_dots(rounds, target)
     computations(rounds, target)
     build_loop(3 if args.quick else 7)
+    ceilings(rounds, target)
     chain_memory()
     print(f"\nTotal time: {time.perf_counter() - start:.0f} s")
 
