@@ -1,4 +1,5 @@
-"""What the scheduler did and would do, for tests and benchmarks.
+"""What the scheduler did and would do, for tests and benchmarks, and the
+memory executors hold for reuse.
 
 Counters:
 
@@ -26,6 +27,15 @@ def fused_groups(*arrays):
     """The fused groups the next force of `arrays` would run (computes nothing)."""
     from .scheduler.schedule import plan_for  # the scheduler imports this module for its counters
     return plan_for([a._node for a in arrays]).groups
+
+
+def free_held_memory():
+    """Give back the memory every executor keeps for reuse (the CPU
+    executor's pool of large results, the GPU's memory pool): for memory
+    measurements, or before handing the memory to other code."""
+    from . import executors
+    for device in executors.devices():
+        executors.executor_for(device).free_held_memory()
 
 
 @contextmanager

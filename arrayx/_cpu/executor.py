@@ -6,6 +6,7 @@ import numpy as np
 from ..dtypes import FROM_NUMPY
 from ..executors.base import Executor
 from ..graph.primitives import FUSED_OP, PRIMITIVES
+from . import memory
 from .fused import FusedKernel
 from .kernels import DYNAMIC, IMPLS, UFUNCS, out_ufunc
 
@@ -36,6 +37,9 @@ class CPUExecutor(Executor):
 
     def copy(self, buffer):
         return self.from_host(buffer)
+
+    def free_held_memory(self):
+        memory.release()
 
     def dlpack(self, buffer, stream, max_version, dl_device, copy):
         array = np.asarray(buffer)

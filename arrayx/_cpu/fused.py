@@ -23,6 +23,7 @@ from math import prod
 import numpy as np
 
 from ..executors.base import Step
+from . import memory
 from .kernels import IMPLS, REDUCERS, out_ufunc, reduce_dtype
 
 # Bytes per block of the widest dtype of a group. Measured on this 2-core EPYC
@@ -256,7 +257,7 @@ class FusedKernel:
         outputs = {}
         for o in group.outputs:
             if o >= n_in and (self.reduction is None or o != group.outputs[-1]):
-                outputs[o] = np.empty(shape, group.body[o - n_in].dtype.dtype)
+                outputs[o] = memory.empty(shape, group.body[o - n_in].dtype.dtype)
         points, tiles, direct, _ = self._tiling()
         threads = min(THREADS, len(tiles) // BLOCKS_PER_THREAD) or 1
         runs = [tiles[i * len(tiles) // threads:(i + 1) * len(tiles) // threads] for i in range(threads)]

@@ -93,6 +93,11 @@ class GPUExecutor(Executor):
         finally:
             self.cuda.Context.pop()
 
+    def free_held_memory(self):
+        if self._context is not None:
+            with self.active():
+                self.pool.free_held()
+
     def allocate(self, shape, dtype, what):
         """A new contiguous buffer; MemoryError naming `what` when the device
         is full even after the pool returns what it holds."""

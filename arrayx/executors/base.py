@@ -117,6 +117,10 @@ class Executor(ABC):
     def deallocate(self, buffer):
         """Release the buffer now rather than when it is garbage-collected."""
 
+    def free_held_memory(self):
+        """Give back the memory the executor keeps for reuse after the arrays
+        using it died (no live array loses anything)."""
+
     def synchronize(self):
         """Wait until the work queued on this executor has finished (work is
         queued asynchronously on a GPU; the CPU runs it before returning)."""
