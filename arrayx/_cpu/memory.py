@@ -15,6 +15,7 @@ The pool holds at most POOL_MAX_BYTES of free memory; `release()` gives it
 all back to the system.
 """
 
+import os
 import threading
 import weakref
 from math import prod
@@ -29,6 +30,16 @@ _free_bytes = 0
 # Results die in whatever thread drops them last; re-entrant, since a
 # garbage collection inside a locked section may run a finalizer there.
 _lock = threading.RLock()
+
+
+def _after_fork():
+    # The lock may have been held by another thread of the parent.
+    global _lock
+    _lock = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
 
 
 class _Owner:
