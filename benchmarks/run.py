@@ -295,8 +295,8 @@ def computations(rounds, target_ns):
 
 def ceilings(rounds, target_ns):
     """What bounds a speedup when kernels are NumPy calls issued from Python,
-    measured on this machine in this run (the goals these explain are listed
-    in the README's performance notes).
+    measured on this machine in this run (the README's benchmark section
+    gives the figures of the machine arrayx is developed on).
 
     - Eager chains at 1e3: arrayx must record the graph (one Python node per
       operation) and then run at least the kernels a compiled computation of
@@ -312,13 +312,14 @@ def ceilings(rounds, target_ns):
     """
     from concurrent.futures import ThreadPoolExecutor
 
+    from arrayx._cpu.fused import THREADS   # the threads a fused group runs on
+
     print("\nCeilings on this machine: the most speedup over NumPy that recording a graph (eager at 1e3), "
           "two threads (1e6) and NumPy-call kernels (jit) allow")
-    threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     with ThreadPoolExecutor(max_workers=1) as pool:
         handoff = statistics.median(interleaved([lambda: pool.submit(int).result()], rounds, target_ns)[0])
     print(f"thread hand-off round trip (submit a no-op to a worker, wait for it): {handoff / 1e3:.1f} us; "
-          f"{threads} threads")
+          f"{THREADS} threads")
     print(f"{'workload':<34}{'size':>13}{'numpy':>10}{'record':>10}{'kernels':>10}{'ceiling':>9}")
     rng = np.random.default_rng(0)
     for size in (10**3, 10**6):
@@ -326,15 +327,16 @@ def ceilings(rounds, target_ns):
         lazy = {k: xp.asarray(v, copy=False) for k, v in host.items()}
         for name, operands, fn, _ in CHAINS:
             nargs = [host[k] for k in operands]
-            xargs = [lazy[k] for k in operands]
-            compiled = xp.jit(lambda *v, fn=fn: fn(xp, *v))
-            record, kernels, numpy = (statistics.median(t) for t in interleaved(
-                [lambda: fn(xp, *xargs), lambda: compiled(*xargs), lambda: fn(np, *nargs)], rounds, target_ns))
             if size == 10**3:
+                xargs = [lazy[k] for k in operands]
+                compiled = xp.jit(lambda *v, fn=fn: fn(xp, *v))
+                record, kernels, numpy = (statistics.median(t) for t in interleaved(
+                    [lambda: fn(xp, *xargs), lambda: compiled(*xargs), lambda: fn(np, *nargs)], rounds, target_ns))
                 ceiling = numpy / (record + kernels)
                 line = f"{fmt_time(record):>10}{fmt_time(kernels):>10}"
-            else:
-                ceiling = numpy / (numpy / threads + handoff)
+            else:   # only NumPy's time enters this ceiling
+                numpy = statistics.median(interleaved([lambda: fn(np, *nargs)], rounds, target_ns)[0])
+                ceiling = numpy / (numpy / THREADS + handoff)
                 line = f"{'-':>10}{'-':>10}"
             print(f"{name:<34}{size:>13,}{fmt_time(numpy):>10}{line}{ceiling:>9.2f}", flush=True)
 
