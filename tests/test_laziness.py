@@ -73,6 +73,30 @@ def test_plan_cache_distinguishes_structure():
     assert debug.counters["plans_built"] - built >= 2
 
 
+def test_same_primitives_in_another_arrangement_get_their_own_plan():
+    # The plan key is one flat tuple; input positions must not run into the
+    # next entry: each arrangement below has the same primitives, shapes and
+    # inputs, so a shared key would run one graph's plan for another.
+    from arrayx.scheduler.schedule import clear_plan_cache
+    clear_plan_cache()
+    rng = np.random.default_rng(0)
+    a, b, c = (rng.standard_normal(6) for _ in range(3))
+    cases = [
+        (lambda m, a, b, c: (a + b) * c, "(a + b) * c"),
+        (lambda m, a, b, c: a + b * c, "a + b * c"),
+        (lambda m, a, b, c: a * b + c, "a * b + c"),
+        (lambda m, a, b, c: a * (b + c), "a * (b + c)"),
+        (lambda m, a, b, c: m.concat([a, b + c]), "concat([a, b + c])"),
+        (lambda m, a, b, c: m.concat([a + b, c]), "concat([a + b, c])"),
+        (lambda m, a, b, c: m.concat([a, b, c])[:12] + 1.0, "concat([a, b, c])[:12] + 1"),
+        (lambda m, a, b, c: m.concat([a, b])[:12] + 1.0, "concat([a, b])[:12] + 1"),
+    ]
+    xa, xb, xc = (xp.asarray(v) for v in (a, b, c))
+    for fn, name in cases:
+        np.testing.assert_array_equal(np.asarray(fn(xp, xa, xb, xc)), fn(np, a, b, c), err_msg=name)
+    assert debug.counters["plans_built"] == len(cases)
+
+
 def test_million_deep_chain_evaluates():
     x = xp.asarray(0.0)
     for _ in range(1_000_000):

@@ -83,11 +83,13 @@ class Node:
     realizes a node whose depth passes a threshold. `computed` records whether
     a force point already computed this node without keeping it (the
     scheduler keeps it the second time, see `scheduler.collect`). `layout`
-    caches the executor's description of a realized buffer's layout.
+    caches the executor's description of a realized buffer's layout. `mark`
+    and `index` belong to the scheduler's collect walk (`index` is set only
+    in a walk that marked the node).
     """
 
     __slots__ = ("op", "inputs", "attrs", "shape", "dtype", "device", "buffer", "depth", "computed",
-                 "layout", "__weakref__")
+                 "layout", "mark", "index", "__weakref__")
 
     def __init__(self, op, inputs, attrs, shape, dtype, device, buffer=None):
         self.op = op
@@ -99,6 +101,7 @@ class Node:
         self.buffer = buffer
         self.computed = 0
         self.layout = None
+        self.mark = 0
         depth = 0
         if buffer is None:
             for n in inputs:

@@ -14,13 +14,19 @@ from .. import dtypes as dt
 
 
 class Primitive:
-    __slots__ = ("name", "kind", "accepts", "rule")
+    """`result`, for the elementwise primitives whose output dtype follows
+    from the input dtype alone: {accepted input dtype: output dtype}. Their
+    rule reads it, and so does the namespace's fast path for operands of one
+    shape and dtype, which builds the node without a rule call."""
 
-    def __init__(self, name, kind, accepts, rule):
+    __slots__ = ("name", "kind", "accepts", "rule", "result")
+
+    def __init__(self, name, kind, accepts, rule, result=None):
         self.name = name
         self.kind = kind
         self.accepts = dt.CATEGORIES[accepts] if accepts else None
         self.rule = rule
+        self.result = {d: result(d) for d in self.accepts or dt.ALL} if result else None
 
     def __repr__(self):
         return f"<primitive {self.name}>"
@@ -58,16 +64,13 @@ def _same_shape_or_broadcast(name, inputs):
     return shape
 
 
-def _elementwise(result):
-    def same(prim, inputs, attrs):
-        return _same_shape_or_broadcast(prim.name, inputs), inputs[-1].dtype
+def _elementwise_rule(prim, inputs, attrs):
+    # The last input carries the value dtype (where's first is the condition).
+    return _same_shape_or_broadcast(prim.name, inputs), prim.result[inputs[-1].dtype]
 
-    def boolean(prim, inputs, attrs):
-        return _same_shape_or_broadcast(prim.name, inputs), dt.bool
 
-    def real(prim, inputs, attrs):
-        return _same_shape_or_broadcast(prim.name, inputs), dt.real_dtype(inputs[-1].dtype)
-    return {"same": same, "bool": boolean, "real": real}[result]
+# An elementwise primitive's output dtype, from its input dtype.
+RESULT_DTYPES = {"same": lambda d: d, "bool": lambda d: dt.bool, "real": dt.real_dtype}
 
 
 def _astype_rule(prim, inputs, attrs):
@@ -353,21 +356,19 @@ REDUCTIONS = {
 PRIMITIVES = {}
 
 
-def _add(name, kind, accepts, rule):
-    PRIMITIVES[name] = Primitive(name, kind, accepts, rule)
+def _add(name, kind, accepts, rule, result=None):
+    PRIMITIVES[name] = Primitive(name, kind, accepts, rule, result and RESULT_DTYPES[result])
 
 
 _add("buffer", LEAF, None, None)          # data that entered from the host
 _add("evaluated", LEAF, None, None)       # a computed node whose history a force point freed
 _add("full", LEAF, None, _leaf_rule)       # attrs: shape, dtype, value
 _add("iota", LEAF, None, _leaf_rule)       # attrs: shape, dtype, axis
-for _name, (_acc, _res) in UNARY.items():
-    _add(_name, ELEMENTWISE, _acc, _elementwise(_res))
-for _name, (_acc, _res) in BINARY.items():
-    _add(_name, ELEMENTWISE, _acc, _elementwise(_res))
-_add("where", ELEMENTWISE, None, _elementwise("same"))   # inputs: condition, x1, x2
+for _name, (_acc, _res) in (UNARY | BINARY).items():
+    _add(_name, ELEMENTWISE, _acc, _elementwise_rule, _res)
+_add("where", ELEMENTWISE, None, _elementwise_rule, "same")   # inputs: condition, x1, x2
 _add("astype", ELEMENTWISE, None, _astype_rule)          # attrs: dtype
-_add("stop_gradient", ELEMENTWISE, None, _elementwise("same"))  # identity; autodiff sends no cotangent through
+_add("stop_gradient", ELEMENTWISE, None, _elementwise_rule, "same")  # identity; autodiff sends no cotangent through
 for _name, (_acc, _res) in REDUCTIONS.items():
     _add(_name, REDUCE, _acc, _reduce(_res))              # attrs: axes, keepdims
 _add("cumulative_sum", SCAN, "numeric", _same_rule)      # attrs: axis

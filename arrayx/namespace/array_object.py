@@ -15,6 +15,9 @@ from ..scheduler.schedule import realize
 SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
 
 
+_new_object = object.__new__
+
+
 class Array:
     """An n-dimensional array recorded in arrayx's lazy graph."""
 
@@ -22,9 +25,10 @@ class Array:
     # NumPy ufuncs defer to arrayx's reflected operators instead of converting.
     __array_ufunc__ = None
 
-    @classmethod
-    def _new(cls, node):
-        self = object.__new__(cls)
+    @staticmethod
+    def _new(node):
+        """The Array of `node` (the constructor is closed to users)."""
+        self = _new_object(Array)
         self._node = node
         return self
 
@@ -242,7 +246,7 @@ def _define_operators():
                "gt": _ew.greater, "ge": _ew.greater_equal}
     for op, fn in list(table.items()) + list(compare.items()):
         def forward(self, other, /, fn=fn):
-            if type(other) in _SCALAR_TYPES or isinstance(other, (Array, np.generic)):
+            if type(other) is Array or type(other) in _SCALAR_TYPES or isinstance(other, (Array, np.generic)):
                 return fn(self, other)
             return _foreign(fn, other)
         methods = [("", forward)]

@@ -19,6 +19,8 @@ from ..graph.primitives import BUFFER, MOVEMENT, PRIMITIVES, broadcast_shapes
 from ..scheduler.schedule import realize, run_dynamic
 from .array_object import Array
 
+_new_array = Array._new
+
 # Longest chain of unrealized nodes before arrayx realizes the graph itself.
 MAX_DEPTH = 2000
 
@@ -31,7 +33,7 @@ def wrap(node):
     if node.depth > MAX_DEPTH:
         debug.counters["auto_realizations"] += 1
         realize([node])
-    return Array._new(node)
+    return _new_array(node)
 
 
 def make(prim, inputs, attrs=()):

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from .array_object import Array
+from ..graph.node import Node
 from .build import P, astype_node, broadcast_shapes, make, scalar_node, wrap
 
 _SCALARS = (bool, int, float, complex)
@@ -30,25 +31,17 @@ def binary_nodes(name, x1, x2):
     Python scalars (and NumPy scalars, taken as Python scalars) take the
     array's dtype where the standard says so.
     """
-    if type(x1) not in _SCALARS and not isinstance(x1, Array):
-        x1 = _python_scalar(x1)
-    if type(x2) not in _SCALARS and not isinstance(x2, Array):
-        x2 = _python_scalar(x2)
     if isinstance(x1, Array):
         n1 = x1._node
         if isinstance(x2, Array):
             n2 = x2._node
             if n1.device is not n2.device and n1.device != n2.device:
                 raise ValueError(f"{name}: operands are on different devices ({n1.device} and {n2.device})")
-        elif type(x2) in _SCALARS:
-            n2 = scalar_node(x2, dt.scalar_dtype(x2, n1.dtype), n1.device, name)
         else:
-            raise _type_error(name, "x2", x2)
+            n2 = _scalar_beside(name, "x2", x2, n1)
     elif isinstance(x2, Array):
         n2 = x2._node
-        if type(x1) not in _SCALARS:
-            raise _type_error(name, "x1", x1)
-        n1 = scalar_node(x1, dt.scalar_dtype(x1, n2.dtype), n2.device, name)
+        n1 = _scalar_beside(name, "x1", x1, n2)
     else:
         raise TypeError(f"{name}: at least one operand must be an arrayx array, "
                         f"got {type(x1).__name__} and {type(x2).__name__}")
@@ -60,12 +53,36 @@ def binary_nodes(name, x1, x2):
     return n1, n2
 
 
+def _scalar_beside(name, argname, x, node):
+    """The node of the scalar operand `x` of a binary function whose other operand is `node`."""
+    if type(x) not in _SCALARS:
+        x = _python_scalar(x)
+        if type(x) not in _SCALARS:
+            raise _type_error(name, argname, x)
+    return scalar_node(x, dt.scalar_dtype(x, node.dtype), node.device, name)
+
+
+def _binary_node(prim, n1, n2):
+    """The node of elementwise `prim` on operand nodes of one (accepted) dtype."""
+    s1, s2 = n1.shape, n2.shape
+    # Where the result has an operand's shape (equal shapes, a 0-d operand
+    # such as a Python scalar) it needs neither the broadcast rule nor a size
+    # check; a loop body builds such nodes by the thousand.
+    if s1 == s2 or s2 == ():
+        shape = s1
+    elif s1 == ():
+        shape = s2
+    else:
+        return make(prim, (n1, n2))
+    return Node(prim, (n1, n2), (), shape, prim.result[n1.dtype], n1.device)
+
+
 def _binary_apply(prim, name, x1, x2):
     n1, n2 = binary_nodes(name, x1, x2)
     if n1.dtype not in prim.accepts:
         raise TypeError(f"{name}: operands have dtypes {_dtype_of(x1)} and {_dtype_of(x2)}; "
                         f"expected {_category(prim)} dtypes")
-    return wrap(make(prim, (n1, n2)))
+    return wrap(_binary_node(prim, n1, n2))
 
 
 def _dtype_of(x):
@@ -83,9 +100,11 @@ def _unary_node(prim, name, x):
     if not isinstance(x, Array):
         raise TypeError(f"{name}: x must be an arrayx array, got {type(x).__name__}")
     node = x._node
-    if node.dtype not in prim.accepts:
+    dtype = prim.result.get(node.dtype)
+    if dtype is None:
         raise TypeError(f"{name}: x has dtype {node.dtype}; expected a {_category(prim)} dtype")
-    return make(prim, (node,))
+    # The rule would give the input's shape and `dtype`: build the node at once.
+    return Node(prim, (node,), (), node.shape, dtype, node.device)
 
 
 def _unary(name, doc):
@@ -199,7 +218,7 @@ def divide(x1, x2, /):
         if n1.dtype not in dt.CATEGORIES["numeric"]:
             raise TypeError(f"divide: operands have dtypes {_dtype_of(x1)} and {_dtype_of(x2)}; expected numeric dtypes")
         n1, n2 = astype_node(n1, dt.DEFAULT_FLOAT), astype_node(n2, dt.DEFAULT_FLOAT)
-    return wrap(make(_DIVIDE, (n1, n2)))
+    return wrap(_binary_node(_DIVIDE, n1, n2))
 
 
 def positive(x, /):
