@@ -34,13 +34,45 @@ try:
 except ImportError:
     ne = None
 
-# (name, operands, function of (namespace, *operands), numexpr expression or None)
+
+def logistic_into(out, temp, x):
+    np.negative(x, out=out)
+    np.exp(out, out=out)
+    np.add(out, 1, out=out)
+    return np.divide(1, out, out=out)
+
+
+def axpy_into(out, temp, x, y):
+    np.multiply(x, 2.5, out=temp)
+    np.multiply(y, 1.5, out=out)
+    np.add(temp, out, out=out)
+    return np.add(out, 0.5, out=out)
+
+
+def tanh_into(out, temp, x, y):
+    np.multiply(x, y, out=temp)
+    np.divide(x, y, out=out)
+    np.add(temp, out, out=out)
+    return np.tanh(out, out=out)
+
+
+def horner_into(out, temp, x):
+    np.multiply(x, 0.3, out=out)
+    for c in (0.5, -0.7, 1.1, -1.3):
+        np.add(out, c, out=out)
+        np.multiply(out, x, out=out)
+    return np.add(out, 1.7, out=out)
+
+
+# (name, operands, function of (namespace, *operands), numexpr expression,
+#  the same NumPy calls writing into `out` and one temporary: the kernels a
+#  compiled chain runs, for the ceilings)
 CHAINS = [
-    ("logistic 1/(1+exp(-x))", "x", lambda m, x: 1 / (1 + m.exp(-x)), "1/(1+exp(-x))"),
-    ("axpy 2.5*x+1.5*y+0.5", "xy", lambda m, x, y: 2.5 * x + 1.5 * y + 0.5, "2.5*x+1.5*y+0.5"),
-    ("tanh(x*y+x/y)", "xy", lambda m, x, y: m.tanh(x * y + x / y), "tanh(x*y+x/y)"),
+    ("logistic 1/(1+exp(-x))", "x", lambda m, x: 1 / (1 + m.exp(-x)), "1/(1+exp(-x))", logistic_into),
+    ("axpy 2.5*x+1.5*y+0.5", "xy", lambda m, x, y: 2.5 * x + 1.5 * y + 0.5, "2.5*x+1.5*y+0.5", axpy_into),
+    ("tanh(x*y+x/y)", "xy", lambda m, x, y: m.tanh(x * y + x / y), "tanh(x*y+x/y)", tanh_into),
     ("poly Horner degree 5", "x", lambda m, x: ((((0.3 * x + 0.5) * x - 0.7) * x + 1.1) * x - 1.3) * x + 1.7,
-     "((((0.3*x+0.5)*x-0.7)*x+1.1)*x-1.3)*x+1.7"),
+     "((((0.3*x+0.5)*x-0.7)*x+1.1)*x-1.3)*x+1.7", horner_into),
 ]
 
 
@@ -133,7 +165,7 @@ def chains(sizes, rounds, target_ns):
         host = {k: rng.uniform(0.5, 2.0, size).astype(np.float32) for k in "xy"}
         lazy = {k: xp.asarray(v, copy=False) for k, v in host.items()}
         n_rounds = rounds if size < 10**8 else max(3, rounds // 3)
-        for name, operands, fn, expr in CHAINS:
+        for name, operands, fn, expr, _ in CHAINS:
             nargs = [host[k] for k in operands]
             xargs = [lazy[k] for k in operands]
             fns = [lambda: xp.eval(fn(xp, *xargs)), lambda: fn(np, *nargs)]
@@ -239,7 +271,7 @@ def computations(rounds, target_ns):
     fast = xp.jit(lambda v: chain(xp, v))
     row("jit 10 ops 5x(sin(v)*v+v), f64", a.size, [lambda: fast(x), lambda: chain(np, a)], close(1e-12),
         rounds, target_ns)
-    poly = next(fn for name, _, fn, _ in CHAINS if name.startswith("poly"))   # 10 arithmetic ops
+    poly = next(c[2] for c in CHAINS if c[0].startswith("poly"))   # 10 arithmetic ops
     fast_poly = xp.jit(lambda v: poly(xp, v))
     row("jit 10 ops poly Horner, f64", a.size, [lambda: fast_poly(x), lambda: poly(np, a)], close(1e-12),
         rounds, target_ns)
@@ -293,69 +325,115 @@ def computations(rounds, target_ns):
         lambda got, want: None, rounds, target_ns)
 
 
+class _Recorded:
+    """The least a lazy library written in Python does per operation: make
+    one object that holds the operation and its operands."""
+
+    __slots__ = ("op", "args")
+
+    def __init__(self, op, *args):
+        self.op, self.args = op, args
+
+    def __add__(self, other): return _Recorded("add", self, other)
+    def __radd__(self, other): return _Recorded("add", other, self)
+    def __sub__(self, other): return _Recorded("subtract", self, other)
+    def __mul__(self, other): return _Recorded("multiply", self, other)
+    def __rmul__(self, other): return _Recorded("multiply", other, self)
+    def __truediv__(self, other): return _Recorded("divide", self, other)
+    def __rtruediv__(self, other): return _Recorded("divide", other, self)
+    def __neg__(self): return _Recorded("negative", self)
+
+
+class _recorder:   # the namespace CHAINS' functions call
+    exp = staticmethod(lambda x: _Recorded("exp", x))
+    tanh = staticmethod(lambda x: _Recorded("tanh", x))
+
+
+def blocks_over_threads(into, operands, out, pool, threads, points):
+    """`into` over blocks of `points` elements, the blocks split into one run
+    per thread, each thread with its own temporary: a fused group's schedule,
+    written by hand."""
+    starts = range(0, out.size, points)
+    runs = [starts[k * len(starts) // threads:(k + 1) * len(starts) // threads] for k in range(threads)]
+    temps = [np.empty(points, out.dtype) for _ in range(threads)]
+
+    def run(k):
+        for s in runs[k]:
+            e = min(s + points, out.size)
+            into(out[s:e], temps[k][:e - s], *[v[s:e] for v in operands])
+
+    def call():
+        futures = [pool.submit(run, k) for k in range(1, threads)]
+        run(0)
+        for f in futures:
+            f.result()
+        return out
+    return call
+
+
 def ceilings(rounds, target_ns):
     """What bounds a speedup when kernels are NumPy calls issued from Python,
     measured on this machine in this run (the README's benchmark section
-    gives the figures of the machine arrayx is developed on).
+    gives the figures of the machine arrayx is developed on). Each chain's
+    kernels are its NumPy calls writing into existing arrays (CHAINS' `into`).
 
-    - Eager chains at 1e3: arrayx must record the graph (one Python node per
-      operation) and then run at least the kernels a compiled computation of
-      the same chain runs (`jit`: no recording, no collect pass). Ceiling =
-      numpy / (record + jit call).
-    - Chains at 1e6: handing a share of the blocks to a worker thread and
-      waiting for it costs one thread hand-off round trip; the blocks of one
-      thread, in cache or not, run NumPy's own loops. Ceiling =
-      numpy / (numpy / threads + hand-off).
-    - A compiled 10-op chain at 1e3: its kernels are NumPy calls writing into
-      existing arrays; NumPy eager differs only by allocating results.
-      Ceiling = numpy / (the same calls with out=).
+    - Eager chains at 1e3: arrayx records the graph and runs the compiled
+      chain (a `jit` call: no recording, no collect pass); ceiling =
+      numpy / (record + jit call). Any lazy library written in Python makes at
+      least one object per operation and runs at least the kernels: bound =
+      numpy / (bare record + kernels).
+    - Chains at 1e6: the kernels over 1 MiB blocks, split over the threads of
+      a fused group, written by hand (thread hand-off, caches and memory
+      bandwidth as arrayx meets them, without arrayx); ceiling = numpy / that.
+    - A compiled 10-op chain at 1e3: NumPy eager differs from the kernels only
+      by allocating results; ceiling = numpy / kernels.
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from arrayx._cpu.fused import THREADS   # the threads a fused group runs on
+    from arrayx._cpu.fused import BLOCK_BYTES, THREADS   # a fused group's blocks and threads
 
     print("\nCeilings on this machine: the most speedup over NumPy that recording a graph (eager at 1e3), "
-          "two threads (1e6) and NumPy-call kernels (jit) allow")
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        handoff = statistics.median(interleaved([lambda: pool.submit(int).result()], rounds, target_ns)[0])
+          "NumPy-call kernels over blocks and threads (1e6) and NumPy-call kernels (jit) allow")
+    pool = ThreadPoolExecutor(max_workers=max(1, THREADS - 1))
+    handoff = statistics.median(interleaved([lambda: pool.submit(int).result()], rounds, target_ns)[0])
     print(f"thread hand-off round trip (submit a no-op to a worker, wait for it): {handoff / 1e3:.1f} us; "
           f"{THREADS} threads")
-    print(f"{'workload':<34}{'size':>13}{'numpy':>10}{'record':>10}{'kernels':>10}{'ceiling':>9}")
+    print(f"{'workload':<34}{'size':>13}{'numpy':>10}{'record':>10}{'kernels':>10}{'ceiling':>9}"
+          f"{'bare record':>13}{'bound':>7}")
     rng = np.random.default_rng(0)
     for size in (10**3, 10**6):
         host = {k: rng.uniform(0.5, 2.0, size).astype(np.float32) for k in "xy"}
         lazy = {k: xp.asarray(v, copy=False) for k, v in host.items()}
-        for name, operands, fn, _ in CHAINS:
+        out, temp = np.empty(size, np.float32), np.empty(size, np.float32)
+        for name, operands, fn, _, into in CHAINS:
             nargs = [host[k] for k in operands]
             if size == 10**3:
                 xargs = [lazy[k] for k in operands]
                 compiled = xp.jit(lambda *v, fn=fn: fn(xp, *v))
-                record, kernels, numpy = (statistics.median(t) for t in interleaved(
-                    [lambda: fn(xp, *xargs), lambda: compiled(*xargs), lambda: fn(np, *nargs)], rounds, target_ns))
-                ceiling = numpy / (record + kernels)
-                line = f"{fmt_time(record):>10}{fmt_time(kernels):>10}"
-            else:   # only NumPy's time enters this ceiling
-                numpy = statistics.median(interleaved([lambda: fn(np, *nargs)], rounds, target_ns)[0])
-                ceiling = numpy / (numpy / THREADS + handoff)
-                line = f"{'-':>10}{'-':>10}"
-            print(f"{name:<34}{size:>13,}{fmt_time(numpy):>10}{line}{ceiling:>9.2f}", flush=True)
+                bare = [_Recorded("input") for _ in operands]
+                close(1e-5)(into(out, temp, *nargs), fn(np, *nargs))
+                record, kernels, numpy, bare_record, bare_kernels = (statistics.median(t) for t in interleaved(
+                    [lambda: fn(xp, *xargs), lambda: compiled(*xargs), lambda: fn(np, *nargs),
+                     lambda: fn(_recorder, *bare), lambda: into(out, temp, *nargs)], rounds, target_ns))
+                line = (f"{fmt_time(record):>10}{fmt_time(kernels):>10}{numpy / (record + kernels):>9.2f}"
+                        f"{fmt_time(bare_record):>13}{numpy / (bare_record + bare_kernels):>7.2f}")
+            else:
+                by_hand = blocks_over_threads(into, nargs, out, pool, THREADS, BLOCK_BYTES // 4)
+                close(1e-5)(by_hand(), fn(np, *nargs))
+                numpy, kernels = (statistics.median(t) for t in interleaved(
+                    [lambda: fn(np, *nargs), by_hand], rounds, target_ns))
+                line = f"{'-':>10}{fmt_time(kernels):>10}{numpy / kernels:>9.2f}"
+            print(f"{name:<34}{size:>13,}{fmt_time(numpy):>10}{line}", flush=True)
+    pool.shutdown()
 
     a = np.linspace(0, 1, 1000)
-    temp = np.empty_like(a)
-
-    def horner_into(v):   # CHAINS' degree-5 Horner polynomial, every call writing into `temp`
-        np.multiply(v, 0.3, out=temp)
-        for c in (0.5, -0.7, 1.1, -1.3):
-            np.add(temp, c, out=temp)
-            np.multiply(temp, v, out=temp)
-        return np.add(temp, 1.7, out=temp)
-
-    poly = next(fn for name, _, fn, _ in CHAINS if name.startswith("poly"))
-    np.testing.assert_allclose(horner_into(a), poly(np, a), rtol=1e-15)
-    into, numpy = (statistics.median(t) for t in interleaved([lambda: horner_into(a), lambda: poly(np, a)],
-                                                              rounds, target_ns))
-    print(f"{'jit 10 ops poly Horner, f64':<34}{a.size:>13,}{fmt_time(numpy):>10}{'-':>10}{fmt_time(into):>10}"
-          f"{numpy / into:>9.2f}")
+    out, temp = np.empty_like(a), np.empty_like(a)
+    poly, into = next((c[2], c[4]) for c in CHAINS if c[0].startswith("poly"))
+    np.testing.assert_allclose(into(out, temp, a), poly(np, a), rtol=1e-15)
+    kernels, numpy = (statistics.median(t) for t in interleaved([lambda: into(out, temp, a), lambda: poly(np, a)],
+                                                                 rounds, target_ns))
+    print(f"{'jit 10 ops poly Horner, f64':<34}{a.size:>13,}{fmt_time(numpy):>10}{'-':>10}{fmt_time(kernels):>10}"
+          f"{numpy / kernels:>9.2f}")
 
 
 def machine():

@@ -197,37 +197,73 @@ def _data(dtype, n, seed):
 programs = st.lists(st.tuples(st.integers(0, 100), st.integers(0, 100), st.integers(0, 3)), min_size=2, max_size=8)
 
 
+def _operands(dtype):
+    a, shifts = _data(dtype, 1000, 0)
+    b, _ = _data(dtype, 1000, 1)
+    b = b[::-1].copy()
+    if shifts is not None:
+        b = np.where(b == 0, 3, b).astype(dtype)   # integer division by zero is unspecified
+    return a, b, shifts
+
+
+def _run_program(kind, program, x, y, shifts):
+    """Every value of `program` applied to x and y, the operands first."""
+    values = [x, y]
+    for pick, op, arity in program:
+        v = values[pick % len(values)]
+        if arity:
+            name = BINARY[kind][op % len(BINARY[kind])]
+            w = values[(pick + arity) % len(values)]
+            if name in ("bitwise_left_shift", "pow") and kind == "int":
+                w = xp.asarray(shifts)
+            v = getattr(xp, name)(v, w)
+        else:
+            v = getattr(xp, UNARY[kind][op % len(UNARY[kind])])(v)
+        values.append(v)
+    return values
+
+
 @pytest.mark.parametrize("dtype", list(DTYPES))
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture])   # `path` only sets block sizes
 @given(program=programs)
 def test_fused_elementwise_is_bit_identical_to_unfused(dtype, program, path):
-    kind = DTYPES[dtype]
-    n = 1000
-    a, shifts = _data(dtype, n, 0)
-    b, _ = _data(dtype, n, 1)
-    b = b[::-1].copy()
-    if shifts is not None:
-        b = np.where(b == 0, 3, b).astype(dtype)   # integer division by zero is unspecified
+    a, b, shifts = _operands(dtype)
 
     def build(x, y):
-        values = [x, y]
-        for pick, op, arity in program:
-            v = values[pick % len(values)]
-            if arity:
-                name = BINARY[kind][op % len(BINARY[kind])]
-                w = values[(pick + arity) % len(values)]
-                if name in ("bitwise_left_shift", "pow") and kind == "int":
-                    w = xp.asarray(shifts)
-                v = getattr(xp, name)(v, w)
-            else:
-                v = getattr(xp, UNARY[kind][op % len(UNARY[kind])])(v)
-            values.append(v)
-        return values[-1]
+        return _run_program(DTYPES[dtype], program, x, y, shifts)[-1]
 
     with np.errstate(all="ignore"):
         expected = unfused(build, xp.asarray(a), xp.asarray(b))
         got = build(xp.asarray(a), xp.asarray(b))
     assert_identical(got, expected)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int32", "complex128"])
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=50)
+@given(program=programs)
+def test_values_forced_together_match_unfused(dtype, program, path):
+    # Every other value and the last one are outputs of the group; in blocks
+    # the values between them may live in the output block of a value
+    # exported later, which must clobber neither.
+    a, b, shifts = _operands(dtype)
+    kind = DTYPES[dtype]
+    with np.errstate(all="ignore"):
+        with debug.unfused():
+            expected = [np.asarray(v) for v in _run_program(kind, program, xp.asarray(a), xp.asarray(b), shifts)]
+        got = _run_program(kind, program, xp.asarray(a), xp.asarray(b), shifts)
+        xp.eval(*got[2::2], got[-1])
+        for g, e in zip(got, expected):
+            assert_identical(g, e)
+
+
+def test_a_value_lives_in_the_block_of_a_later_output(path):
+    x = xp.asarray(np.linspace(0.5, 2.0, 1000))
+    y = xp.asarray(np.linspace(2.0, 0.5, 1000))
+    out = 2.5 * x + 1.5 * y + 0.5
+    (group,) = debug.fused_groups(out)
+    # 2.5 * x and their sum go into the output's block; only 1.5 * y needs a temporary.
+    assert fused.FusedKernel(group).registers == [("w", 8), ("t", 0), ("w", 8), None]
+    assert_identical(out, unfused(lambda x, y: 2.5 * x + 1.5 * y + 0.5, x, y))
 
 
 def test_broadcast_operands_strided_views_and_where_match_unfused(path):
