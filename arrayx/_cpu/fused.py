@@ -183,7 +183,7 @@ class FusedKernel:
         died free their place for the next value."""
         n_in = self.n_in
         last = self.last
-        written_at = {n_in + k: k for k, i in enumerate(elementwise) if n_in + k in self.exported}
+        written_at = {n_in + k: k for k in range(len(elementwise)) if n_in + k in self.exported}
         lent = set()     # output blocks that hold a live value
         free = {}        # dtype -> free block temporaries
         dtypes = []

@@ -16,8 +16,8 @@ from .. import dtypes as dt
 class Primitive:
     """`result`, for the elementwise primitives whose output dtype follows
     from the input dtype alone: {accepted input dtype: output dtype}. Their
-    rule reads it, and so does the namespace's fast path for operands of one
-    shape and dtype, which builds the node without a rule call."""
+    rule reads it, and so does the node builder's fast path for operands of
+    the result's shape (`namespace.build.make`), which skips the rule call."""
 
     __slots__ = ("name", "kind", "accepts", "rule", "result")
 
@@ -51,22 +51,19 @@ def broadcast_shapes(name, *shapes):
     return tuple(out)
 
 
-def _same_shape_or_broadcast(name, inputs):
-    # Fast path of the common cases: equal shapes, and 0-d operands (Python
-    # scalars become 0-d nodes) beside one shape.
+def _elementwise_rule(prim, inputs, attrs):
+    # Fast path of the common cases, which need no broadcast: equal shapes,
+    # and 0-d operands (Python scalars become 0-d nodes) beside one shape.
     shape = ()
     for node in inputs:
         s = node.shape
         if s != shape and s != ():
             if shape != ():
-                return broadcast_shapes(name, *(n.shape for n in inputs))
+                shape = broadcast_shapes(prim.name, *(n.shape for n in inputs))
+                break
             shape = s
-    return shape
-
-
-def _elementwise_rule(prim, inputs, attrs):
     # The last input carries the value dtype (where's first is the condition).
-    return _same_shape_or_broadcast(prim.name, inputs), prim.result[inputs[-1].dtype]
+    return shape, prim.result[inputs[-1].dtype]
 
 
 # An elementwise primitive's output dtype, from its input dtype.

@@ -203,9 +203,9 @@ class Array:
         return _ew.bitwise_invert(self)
 
     def _inplace(self, fn, other):
-        result = _binop(fn, self, other)
-        if result is NotImplemented:
-            return NotImplemented
+        if not _operand(other):
+            return _foreign(fn, other)
+        result = fn(self, other)
         if result.dtype != self.dtype:
             raise TypeError(f"{fn.__name__} (in place): result dtype {result.dtype} differs from the array's {self.dtype}")
         if result.shape != self.shape:
@@ -225,12 +225,9 @@ def _foreign(fn, other):
     return NotImplemented
 
 
-def _binop(fn, x1, x2):
-    """Apply a binary function, or NotImplemented for a foreign operand type."""
-    for x in (x1, x2):
-        if type(x) not in _SCALAR_TYPES and not isinstance(x, Array) and not isinstance(x, np.generic):
-            return _foreign(fn, x)
-    return fn(x1, x2)
+def _operand(x):
+    """Whether an operator takes `x` beside an array: an array, a Python or a NumPy scalar."""
+    return type(x) is Array or type(x) in _SCALAR_TYPES or isinstance(x, (Array, np.generic))
 
 
 def _define_operators():
@@ -246,13 +243,13 @@ def _define_operators():
                "gt": _ew.greater, "ge": _ew.greater_equal}
     for op, fn in list(table.items()) + list(compare.items()):
         def forward(self, other, /, fn=fn):
-            if type(other) is Array or type(other) in _SCALAR_TYPES or isinstance(other, (Array, np.generic)):
+            if _operand(other):
                 return fn(self, other)
             return _foreign(fn, other)
         methods = [("", forward)]
         if op in table:
             def reflected(self, other, /, fn=fn):
-                if type(other) in _SCALAR_TYPES or isinstance(other, (Array, np.generic)):
+                if _operand(other):
                     return fn(other, self)
                 return _foreign(fn, other)
 

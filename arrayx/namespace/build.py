@@ -38,6 +38,16 @@ def wrap(node):
 
 def make(prim, inputs, attrs=()):
     """A node applying `prim` to input nodes (rule-inferred shape/dtype)."""
+    if prim.result is not None and len(inputs) <= 2:
+        # An elementwise node whose operands have the result's shape (one
+        # operand, equal shapes, a 0-d operand such as a Python scalar): the
+        # rule's answer without calling it, and no size check. A loop body
+        # builds such nodes by the thousand.
+        shape, other = inputs[0].shape, inputs[-1].shape
+        if shape == ():
+            shape, other = other, shape
+        if other == shape or other == ():
+            return Node(prim, inputs, attrs, shape, prim.result[inputs[-1].dtype], inputs[0].device)
     shape, dtype = prim.rule(prim, inputs, attrs)
     if prim.kind is MOVEMENT and len(inputs) == 1:
         return movement_node(prim, inputs[0], attrs, shape, dtype)

@@ -10,7 +10,6 @@ import numpy as np
 
 from .. import dtypes as dt
 from .array_object import Array
-from ..graph.node import Node
 from .build import P, astype_node, broadcast_shapes, make, scalar_node, wrap
 
 _SCALARS = (bool, int, float, complex)
@@ -62,27 +61,12 @@ def _scalar_beside(name, argname, x, node):
     return scalar_node(x, dt.scalar_dtype(x, node.dtype), node.device, name)
 
 
-def _binary_node(prim, n1, n2):
-    """The node of elementwise `prim` on operand nodes of one (accepted) dtype."""
-    s1, s2 = n1.shape, n2.shape
-    # Where the result has an operand's shape (equal shapes, a 0-d operand
-    # such as a Python scalar) it needs neither the broadcast rule nor a size
-    # check; a loop body builds such nodes by the thousand.
-    if s1 == s2 or s2 == ():
-        shape = s1
-    elif s1 == ():
-        shape = s2
-    else:
-        return make(prim, (n1, n2))
-    return Node(prim, (n1, n2), (), shape, prim.result[n1.dtype], n1.device)
-
-
 def _binary_apply(prim, name, x1, x2):
     n1, n2 = binary_nodes(name, x1, x2)
     if n1.dtype not in prim.accepts:
         raise TypeError(f"{name}: operands have dtypes {_dtype_of(x1)} and {_dtype_of(x2)}; "
                         f"expected {_category(prim)} dtypes")
-    return wrap(_binary_node(prim, n1, n2))
+    return wrap(make(prim, (n1, n2)))
 
 
 def _dtype_of(x):
@@ -100,11 +84,9 @@ def _unary_node(prim, name, x):
     if not isinstance(x, Array):
         raise TypeError(f"{name}: x must be an arrayx array, got {type(x).__name__}")
     node = x._node
-    dtype = prim.result.get(node.dtype)
-    if dtype is None:
+    if node.dtype not in prim.accepts:
         raise TypeError(f"{name}: x has dtype {node.dtype}; expected a {_category(prim)} dtype")
-    # The rule would give the input's shape and `dtype`: build the node at once.
-    return Node(prim, (node,), (), node.shape, dtype, node.device)
+    return make(prim, (node,))
 
 
 def _unary(name, doc):
@@ -218,7 +200,7 @@ def divide(x1, x2, /):
         if n1.dtype not in dt.CATEGORIES["numeric"]:
             raise TypeError(f"divide: operands have dtypes {_dtype_of(x1)} and {_dtype_of(x2)}; expected numeric dtypes")
         n1, n2 = astype_node(n1, dt.DEFAULT_FLOAT), astype_node(n2, dt.DEFAULT_FLOAT)
-    return wrap(_binary_node(_DIVIDE, n1, n2))
+    return wrap(make(_DIVIDE, (n1, n2)))
 
 
 def positive(x, /):
