@@ -349,17 +349,17 @@ class _recorder:   # the namespace CHAINS' functions call
     tanh = staticmethod(lambda x: _Recorded("tanh", x))
 
 
-def blocks_over_threads(into, operands, out, pool, threads, points):
-    """`into` over blocks of `points` elements, the blocks split into one run
-    per thread, each thread with its own temporary: a fused group's schedule,
-    written by hand."""
-    starts = range(0, out.size, points)
-    runs = [starts[k * len(starts) // threads:(k + 1) * len(starts) // threads] for k in range(threads)]
+def blocks_over_threads(into, operands, out, pool, threads, points, head):
+    """`into` over blocks of at most `points` elements in one run per thread,
+    the main thread's run longer by `head` elements, each thread with its own
+    temporary: a fused group's schedule, written by hand."""
+    n = out.size
+    ends = [0] + [head + (n - head) * k // threads for k in range(1, threads)] + [n]
     temps = [np.empty(points, out.dtype) for _ in range(threads)]
 
     def run(k):
-        for s in runs[k]:
-            e = min(s + points, out.size)
+        for s in range(ends[k], ends[k + 1], points):
+            e = min(s + points, ends[k + 1])
             into(out[s:e], temps[k][:e - s], *[v[s:e] for v in operands])
 
     def call():
@@ -382,15 +382,16 @@ def ceilings(rounds, target_ns):
       numpy / (record + jit call). Any lazy library written in Python makes at
       least one object per operation and runs at least the kernels: bound =
       numpy / (bare record + kernels).
-    - Chains at 1e6: the kernels over 1 MiB blocks, split over the threads of
-      a fused group, written by hand (thread hand-off, caches and memory
-      bandwidth as arrayx meets them, without arrayx); ceiling = numpy / that.
+    - Chains at 1e6: the kernels over 1 MiB blocks, split over the threads as
+      a fused group splits them (the main thread's run longer), written by
+      hand (thread hand-off, caches and memory bandwidth as arrayx meets
+      them, without arrayx); ceiling = numpy / that.
     - A compiled 10-op chain at 1e3: NumPy eager differs from the kernels only
       by allocating results; ceiling = numpy / kernels.
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from arrayx._cpu.fused import BLOCK_BYTES, THREADS   # a fused group's blocks and threads
+    from arrayx._cpu.fused import BLOCK_BYTES, HEAD_START_BLOCKS, THREADS   # a fused group's schedule
 
     print("\nCeilings on this machine: the most speedup over NumPy that recording a graph (eager at 1e3), "
           "NumPy-call kernels over blocks and threads (1e6) and NumPy-call kernels (jit) allow")
@@ -418,7 +419,8 @@ def ceilings(rounds, target_ns):
                 line = (f"{fmt_time(record):>10}{fmt_time(kernels):>10}{numpy / (record + kernels):>9.2f}"
                         f"{fmt_time(bare_record):>13}{numpy / (bare_record + bare_kernels):>7.2f}")
             else:
-                by_hand = blocks_over_threads(into, nargs, out, pool, THREADS, BLOCK_BYTES // 4)
+                points = BLOCK_BYTES // 4
+                by_hand = blocks_over_threads(into, nargs, out, pool, THREADS, points, int(HEAD_START_BLOCKS * points))
                 close(1e-5)(by_hand(), fn(np, *nargs))
                 numpy, kernels = (statistics.median(t) for t in interleaved(
                     [lambda: fn(np, *nargs), by_hand], rounds, target_ns))

@@ -345,12 +345,54 @@ def test_threads_forcing_fused_groups_get_their_own_values(path):
 
 
 def test_blocks_tile_the_iteration_space():
-    for shape in [(1000,), (3, 7, 11), (2, 1, 300), (0, 5), (5, 0), (1,)]:
+    for shape in [(1000,), (3, 7, 11), (2, 1, 300), (0, 5), (5, 0), (1,), (500, 3)]:
         seen = np.zeros(shape, int)
-        for index in fused.blocks(shape, 64):
-            assert seen[index].size <= 64
+        for index in fused.blocks(shape, 200):
+            assert seen[index].size <= 200
             seen[index] += 1
         assert (seen == 1).all()
+
+
+def test_one_dimensional_blocks_start_at_multiples_of_the_grain():
+    starts = [index[0].start for index in fused.blocks((10_000,), 1000)]
+    assert starts == list(range(0, 10_000, 960))   # 1000 points, rounded down to 15 grains
+
+
+def test_nan_pairs_in_blocks_get_the_nan_of_a_whole_array_call(monkeypatch):
+    # NumPy's remainder loop may pick the other NaN of two than its vector
+    # loop: a block edge inside a vector would change which one an element gets.
+    monkeypatch.setattr(fused, "BLOCK_BYTES", 4000)
+    monkeypatch.setattr(fused, "BLOCKED_MIN_BYTES", 256)
+    rng = np.random.default_rng(5)
+    nans = np.array([np.nan, np.copysign(np.nan, -1), 1.0], np.float32)
+    a, b = nans[rng.integers(0, 3, 10_001)], nans[rng.integers(0, 3, 10_001)]
+
+    def build(x, y):
+        return xp.exp(x) + y * 2.0
+
+    x, y = xp.asarray(a), xp.asarray(b)
+    assert_identical(build(x, y), unfused(build, x, y))
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_the_main_thread_runs_a_longer_share_of_the_blocks(threads, monkeypatch):
+    monkeypatch.setattr(fused, "THREADS", threads)
+    monkeypatch.setattr(fused, "BLOCK_BYTES", 8192)   # 1024 float64 points
+    monkeypatch.setattr(fused, "BLOCKED_MIN_BYTES", 256)
+    x = xp.asarray(np.linspace(-1, 1, 20_000))
+    (group,) = debug.fused_groups(xp.sin(x) * 2.0 + x)
+    points, runs, _ = fused.FusedKernel(group)._tiling()
+    lengths = [sum(t[1][0] for t in run) for run in runs]
+    assert len(runs) == threads and sum(lengths) == 20_000
+    head = fused.HEAD_START_BLOCKS * points
+    assert all(abs(lengths[0] - n - head) <= fused.GRAIN for n in lengths[1:])
+    seen = np.zeros(20_000, int)
+    for run in runs:
+        for index, _, _ in run:
+            assert index[0].start % fused.GRAIN == 0
+            seen[index] += 1
+    assert (seen == 1).all()
+    assert_identical(xp.sin(x) * 2.0 + x, np.sin(np.asarray(x)) * 2.0 + np.asarray(x))
 
 
 def test_groups_stop_growing_at_max_members(monkeypatch):

@@ -9,21 +9,29 @@ reduction reduces each block and combines the partial results. Blocks are
 spread over a thread pool in contiguous runs, one per core; NumPy releases the
 GIL inside ufunc loops, so the threads compute in parallel.
 
-Elementwise results are bit-identical to unfused execution (the same NumPy
-loops on the same values; NumPy's loops give the same result for an element
-whatever its neighbours and stride). A reduction sums in another order than
-one `ufunc.reduce` over the whole array does, so sums may differ by rounding.
+Elementwise results are bit-identical to unfused execution: the same NumPy
+loops on the same values, and blocks start at multiples of GRAIN points, so
+an element sits where it does in a whole-array call relative to NumPy's SIMD
+vectors. One exception remains in arrays of two or more dimensions, where
+a block boundary can still fall inside a vector (at the end of a row, or
+between rows whose length is no multiple of GRAIN): an element there runs in
+NumPy's remainder loop, and for two NaN operands `add`, `multiply`, `fmax`
+and `fmin` may return the other operand's NaN (its sign or payload) than a
+whole-array call does, as NumPy itself does for arrays of other lengths.
+A reduction sums in another order than one `ufunc.reduce` over the whole
+array does, so sums may differ by rounding.
 """
 
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from math import prod
+from math import gcd, prod
 
 import numpy as np
 
 from ..executors.base import Step
 from . import memory
+from .errors import ignoring_errors
 from .kernels import IMPLS, REDUCERS, out_ufunc, reduce_dtype
 
 # Bytes per block of the widest dtype of a group. Measured on this 2-core EPYC
@@ -43,6 +51,18 @@ BLOCKED_MIN_BYTES = 3 << 20
 # hundreds (a second thread already pays at two blocks: 4 MB chains ran
 # 15-45 % faster on two threads than on one).
 BLOCKS_PER_THREAD = 1
+# The main thread's run is longer than a worker's by this share of a block: a
+# worker starts its run 20-30 us after the main thread hands it over (on this
+# 2-core EPYC VM), so an even split leaves the main thread waiting. Measured
+# with the four chains over 1 MiB blocks by hand: head starts of 1/4 to 1/2 a
+# block ran them 5-17 % faster than an even split at 1e6 and 3-8 % at 1e7.
+HEAD_START_BLOCKS = 0.375
+# Blocks start and end at multiples of this many points where the shape
+# allows. NumPy's loops run the remainder shorter than a SIMD vector (64 bytes
+# at most) apart, and there `add` or `multiply` of two NaNs may keep the other
+# operand's NaN than in the vector loop: a block boundary inside a vector
+# would change the NaN an element gets from what a whole-array call gives.
+GRAIN = 64
 THREADS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 _pool = None
@@ -81,17 +101,28 @@ def _identity(name, dtype):
     return np.iinfo(dtype).min if name == "max" else np.iinfo(dtype).max
 
 
-def blocks(shape, block):
-    """Index tuples (one slice per axis) that tile `shape` in C order, each
-    covering at most `block` points."""
-    if 0 in shape:
-        return []
+def block_axis(shape, block):
+    """(k, inner, step): blocks of at most `block` points span the axes after
+    k whole (`inner` points per index of axis k) and cut axis k, at multiples
+    of `step` indices where they can (GRAIN points, or a multiple of it)."""
     k = len(shape) - 1
     inner = 1
     while k > 0 and inner * shape[k] <= block:
         inner *= shape[k]
         k -= 1
+    return k, inner, GRAIN // gcd(inner, GRAIN)
+
+
+def blocks(shape, block):
+    """Index tuples (one slice per axis) that tile `shape` in C order, each
+    covering at most `block` points, and a multiple of GRAIN points where
+    `block` allows."""
+    if 0 in shape:
+        return []
+    k, inner, step = block_axis(shape, block)
     chunk = max(1, block // inner)
+    if chunk > step:
+        chunk -= chunk % step
     full = tuple(slice(None) for _ in shape[k + 1:])
     out = []
     for prefix in np.ndindex(*shape[:k]):
@@ -123,6 +154,7 @@ class FusedKernel:
         self.whole_arrays = self._whole_array_function()
         self.registers, self.register_dtypes = self._block_registers(elementwise)
         self.itemsize = max(i.dtype.itemsize for i in body)
+        self.broadcast = [i for i, (shape, _, _) in enumerate(group.inputs) if shape not in ((), group.shape)]
         self.tiles = None
         if self.reduction is not None:
             axes, keepdims = self.reduction.attrs
@@ -133,6 +165,12 @@ class FusedKernel:
             self.acc_shape = tuple(1 if j in axes else n for j, n in enumerate(group.shape))
             self.source = self.reduction.args[0]
         self.block = self._block_function(elementwise)
+        # The path is chosen once: a cached plan on small arrays then calls
+        # the generated whole-array function and nothing else.
+        if group.size * self.itemsize < BLOCKED_MIN_BYTES or self._tiling() is None:
+            self.function = self.whole_arrays
+        else:
+            self.function = self._blocked_outputs
 
     # planning (once per group)
 
@@ -169,7 +207,7 @@ class FusedKernel:
             else:
                 kernels[f"f{k}"] = self.fns[k]
                 lines.append(f"    v{n_in + k} = f{k}({args})")
-        lines.append(f"    return ({', '.join(f'v{o}' for o in self.group.outputs)},)")
+        lines.append(f"    return {', '.join(f'v{o}' for o in self.group.outputs)}")
         exec("\n".join(lines), kernels)
         return kernels["run"]
 
@@ -266,12 +304,11 @@ class FusedKernel:
         """The group's outputs (a tuple when it has several). The caller
         sets NumPy's error state (the executor ignores floating-point
         warnings, as the standard's special cases are the specification)."""
-        group = self.group
-        if group.size * self.itemsize < BLOCKED_MIN_BYTES or self._tiling() is None:
-            outputs = self.whole_arrays(*inputs)
-        else:
-            values = self._blocked(inputs)
-            outputs = tuple(values[o] for o in group.outputs)
+        return self.function(*inputs)
+
+    def _blocked_outputs(self, *inputs):
+        values = self._blocked(inputs)
+        outputs = tuple(values[o] for o in self.group.outputs)
         return outputs[0] if len(outputs) == 1 else outputs
 
     def _blocked(self, inputs):
@@ -280,18 +317,19 @@ class FusedKernel:
         n_in = self.n_in
         # Inputs as arrays of the iteration shape (broadcasts are views); 0-d
         # inputs stay scalars, which every block reads whole.
-        inputs = [x if np.ndim(x) == 0 or np.shape(x) == shape else np.broadcast_to(x, shape) for x in inputs]
+        if self.broadcast:
+            inputs = list(inputs)
+            for i in self.broadcast:
+                inputs[i] = np.broadcast_to(inputs[i], shape)
         outputs = {}
         for o in group.outputs:
             if o >= n_in and (self.reduction is None or o != group.outputs[-1]):
                 outputs[o] = memory.empty(shape, group.body[o - n_in].dtype.dtype)
-        points, tiles, direct, _ = self._tiling()
-        threads = min(THREADS, len(tiles) // BLOCKS_PER_THREAD) or 1
-        runs = [tiles[i * len(tiles) // threads:(i + 1) * len(tiles) // threads] for i in range(threads)]
+        points, runs, direct = self._tiling()
         result = None
         if direct:
             result = np.empty(self.acc_shape, self.reduction.dtype.dtype)
-        if threads == 1:
+        if len(runs) == 1:
             partials = [self._run(inputs, outputs, runs[0], result, points)]
         else:
             pool = _workers()
@@ -310,27 +348,69 @@ class FusedKernel:
         return values
 
     def _tiling(self):
-        """(points per block, [(index, block shape, reduction target)], whether
-        each block's reduction is final), for the current BLOCK_BYTES; None
-        when blocks that size cannot hold whole rows of the row reductions."""
+        """(points per block, one run of (index, block shape, reduction target)
+        per thread, whether each block's reduction is final), for the current
+        BLOCK_BYTES and THREADS; None when blocks that size cannot hold whole
+        rows of the row reductions."""
         points = max(1, BLOCK_BYTES // self.itemsize)
-        if self.tiles is None or self.tiles[0] != points:
+        if self.tiles is None or self.tiles[:2] != (points, THREADS):
             shape = self.group.shape
-            tiles = []
-            for index in blocks(shape, points):
-                block_shape = tuple(len(range(*s.indices(n))) for s, n in zip(index, shape))
-                target = None
-                if self.reduction is not None:
-                    target = tuple(slice(None) if j in self.axes else s for j, s in enumerate(index))
-                tiles.append((index, block_shape, target))
+            tiles = [self._tile(index) for index in blocks(shape, points)]
             # Every block spans the reduced axes whole: its reduction is final
             # and goes straight into the result.
-            direct = self.reduction is not None and all(
-                tiles[0][1][j] == shape[j] for j in self.axes)
+            direct = self.reduction is not None and all(tiles[0][1][j] == shape[j] for j in self.axes)
             rows_whole = all(tiles[0][1][j] == shape[j] for j in self.group.row_axes)
-            self.tiles = (points, tiles, direct, rows_whole)
-        return self.tiles if self.tiles[3] else None
+            threads = min(THREADS, len(tiles) // BLOCKS_PER_THREAD) or 1
+            self.tiles = (points, THREADS, self._runs(tiles, points, threads, direct), direct, rows_whole)
+        points, _, runs, direct, rows_whole = self.tiles
+        return (points, runs, direct) if rows_whole else None
 
+    def _tile(self, index):
+        """(index, block shape, reduction target) of the block at `index`."""
+        block_shape = tuple(len(range(*s.indices(n))) for s, n in zip(index, self.group.shape))
+        target = None
+        if self.reduction is not None:
+            target = tuple(slice(None) if j in self.axes else s for j, s in enumerate(index))
+        return index, block_shape, target
+
+    def _runs(self, tiles, points, threads, direct):
+        """The tiles in one contiguous run per thread, the first (the main
+        thread's) longer by HEAD_START_BLOCKS. A tile at the end of a run is
+        cut along the axis blocks cut, unless that axis must stay whole in a
+        block (a row reduction's, or a final reduction's whose blocks reduce
+        straight into the result); then runs end at tiles."""
+        if threads == 1:
+            return [tiles]
+        sizes = [prod(t[1]) for t in tiles]
+        total = sum(sizes)
+        head = min(int(HEAD_START_BLOCKS * points), total // threads)
+        ends = [head + (total - head) * t // threads for t in range(1, threads)]
+        k, inner, step = block_axis(self.group.shape, points)
+        if k in self.group.row_axes or (direct and k in self.axes):
+            # Whole tiles only: each run ends at the tile boundary nearest its end.
+            bounds = [0]
+            for size in sizes:
+                bounds.append(bounds[-1] + size)
+            ends = [min(bounds, key=lambda b: abs(b - end)) for end in ends]
+        runs = [[]]
+        done = 0
+        for tile, size in zip(tiles, sizes):
+            while len(runs) < threads and done + size > ends[len(runs) - 1]:
+                rows = (ends[len(runs) - 1] - done) // inner
+                rows -= rows % step
+                if rows > 0:
+                    index = tile[0]
+                    cut = index[k].start + rows
+                    runs[-1].append(self._tile(index[:k] + (slice(index[k].start, cut),) + index[k + 1:]))
+                    tile = self._tile(index[:k] + (slice(cut, index[k].stop),) + index[k + 1:])
+                    done += rows * inner
+                    size -= rows * inner
+                runs.append([])
+            runs[-1].append(tile)
+            done += size
+        return [run for run in runs if run]
+
+    @ignoring_errors
     def _run(self, inputs, outputs, run, result, points):
         """Compute the blocks `run`; return the partial reduction, if any."""
         temps = [np.empty(points, dtype.dtype) for dtype in self.register_dtypes]
@@ -341,18 +421,17 @@ class FusedKernel:
             partial = np.full(self.acc_shape, _identity(reduction.op.name, reduction.dtype.dtype),
                               reduction.dtype.dtype)
         block = self.block
-        with np.errstate(all="ignore"):
-            for index, block_shape, target in run:
-                temp = views.get(block_shape)
-                if temp is None:
-                    n = prod(block_shape)
-                    temp = views[block_shape] = [t[:n].reshape(block_shape) for t in temps]
-                source = block(index, inputs, temp, outputs)
-                if reduction is not None:
-                    if result is not None:
-                        self.reducer.reduce(source, self.axes, self.reduce_dtype, result[target], True)
-                    else:
-                        here = partial[target]
-                        self.reducer(here, self.reducer.reduce(source, self.axes, self.reduce_dtype, None, True),
-                                     out=here)
+        for index, block_shape, target in run:
+            temp = views.get(block_shape)
+            if temp is None:
+                n = prod(block_shape)
+                temp = views[block_shape] = [t[:n].reshape(block_shape) for t in temps]
+            source = block(index, inputs, temp, outputs)
+            if reduction is not None:
+                if result is not None:
+                    self.reducer.reduce(source, self.axes, self.reduce_dtype, result[target], True)
+                else:
+                    here = partial[target]
+                    self.reducer(here, self.reducer.reduce(source, self.axes, self.reduce_dtype, None, True),
+                                 out=here)
         return partial
