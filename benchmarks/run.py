@@ -388,6 +388,10 @@ def ceilings(rounds, target_ns):
       them, without arrayx); ceiling = numpy / that.
     - A compiled 10-op chain at 1e3: NumPy eager differs from the kernels only
       by allocating results; ceiling = numpy / kernels.
+
+    The last column is arrayx's speedup (the chain rows' call) in the same
+    rounds as its ceiling: the rows above ran in other rounds, and on a small
+    machine a ratio can move by a tenth between phases of a run.
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -400,7 +404,7 @@ def ceilings(rounds, target_ns):
     print(f"thread hand-off round trip (submit a no-op to a worker, wait for it): {handoff / 1e3:.1f} us; "
           f"{THREADS} threads")
     print(f"{'workload':<34}{'size':>13}{'numpy':>10}{'record':>10}{'kernels':>10}{'ceiling':>9}"
-          f"{'bare record':>13}{'bound':>7}")
+          f"{'bare record':>13}{'bound':>7}{'arrayx':>8}")
     rng = np.random.default_rng(0)
     for size in (10**3, 10**6):
         host = {k: rng.uniform(0.5, 2.0, size).astype(np.float32) for k in "xy"}
@@ -408,24 +412,27 @@ def ceilings(rounds, target_ns):
         out, temp = np.empty(size, np.float32), np.empty(size, np.float32)
         for name, operands, fn, _, into in CHAINS:
             nargs = [host[k] for k in operands]
+            xargs = [lazy[k] for k in operands]
+
+            def evaluate():   # the chain row's arrayx call, timed beside the ceiling
+                return xp.eval(fn(xp, *xargs))
             if size == 10**3:
-                xargs = [lazy[k] for k in operands]
                 compiled = xp.jit(lambda *v, fn=fn: fn(xp, *v))
                 bare = [_Recorded("input") for _ in operands]
                 close(1e-5)(into(out, temp, *nargs), fn(np, *nargs))
-                record, kernels, numpy, bare_record, bare_kernels = (statistics.median(t) for t in interleaved(
+                record, kernels, numpy, bare_record, bare_kernels, arrayx = (statistics.median(t) for t in interleaved(
                     [lambda: fn(xp, *xargs), lambda: compiled(*xargs), lambda: fn(np, *nargs),
-                     lambda: fn(_recorder, *bare), lambda: into(out, temp, *nargs)], rounds, target_ns))
+                     lambda: fn(_recorder, *bare), lambda: into(out, temp, *nargs), evaluate], rounds, target_ns))
                 line = (f"{fmt_time(record):>10}{fmt_time(kernels):>10}{numpy / (record + kernels):>9.2f}"
                         f"{fmt_time(bare_record):>13}{numpy / (bare_record + bare_kernels):>7.2f}")
             else:
                 points = BLOCK_BYTES // 4
                 by_hand = blocks_over_threads(into, nargs, out, pool, THREADS, points, int(HEAD_START_BLOCKS * points))
                 close(1e-5)(by_hand(), fn(np, *nargs))
-                numpy, kernels = (statistics.median(t) for t in interleaved(
-                    [lambda: fn(np, *nargs), by_hand], rounds, target_ns))
-                line = f"{'-':>10}{fmt_time(kernels):>10}{numpy / kernels:>9.2f}"
-            print(f"{name:<34}{size:>13,}{fmt_time(numpy):>10}{line}", flush=True)
+                numpy, kernels, arrayx = (statistics.median(t) for t in interleaved(
+                    [lambda: fn(np, *nargs), by_hand, evaluate], rounds, target_ns))
+                line = f"{'-':>10}{fmt_time(kernels):>10}{numpy / kernels:>9.2f}{'-':>13}{'-':>7}"
+            print(f"{name:<34}{size:>13,}{fmt_time(numpy):>10}{line}{numpy / arrayx:>8.2f}", flush=True)
     pool.shutdown()
 
     a = np.linspace(0, 1, 1000)
