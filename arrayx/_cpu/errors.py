@@ -17,19 +17,20 @@ try:
     from numpy._core._ufunc_config import _extobj_contextvar as _state
 except ImportError:
     _state = None
+else:
+    with np.errstate(all="ignore"):
+        _IGNORE = _state.get()
 
 
 def ignoring_errors(fn):
     """`fn`, run with NumPy's floating-point errors ignored."""
     if _state is None:
         return np.errstate(all="ignore")(fn)
-    with np.errstate(all="ignore"):
-        ignore = _state.get()
     enter, leave = _state.set, _state.reset
 
     @functools.wraps(fn)
     def quiet(*args):
-        token = enter(ignore)
+        token = enter(_IGNORE)
         try:
             return fn(*args)
         finally:

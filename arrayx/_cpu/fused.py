@@ -25,6 +25,7 @@ array does, so sums may differ by rounding.
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from itertools import accumulate
 from math import gcd, prod
 
 import numpy as np
@@ -388,9 +389,7 @@ class FusedKernel:
         k, inner, step = block_axis(self.group.shape, points)
         if k in self.group.row_axes or (direct and k in self.axes):
             # Whole tiles only: each run ends at the tile boundary nearest its end.
-            bounds = [0]
-            for size in sizes:
-                bounds.append(bounds[-1] + size)
+            bounds = list(accumulate(sizes, initial=0))
             ends = [min(bounds, key=lambda b: abs(b - end)) for end in ends]
         runs = [[]]
         done = 0
