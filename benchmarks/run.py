@@ -1,4 +1,4 @@
-"""arrayx against NumPy eager (and numexpr), measured interleaved in one run.
+"""arrayx against NumPy eager and its peers, measured interleaved in one run.
 
     python benchmarks/run.py                     # every workload, a few minutes on 2 cores
     python benchmarks/run.py --quick             # fewer rounds, no 1e8 arrays
@@ -11,6 +11,10 @@ and evaluates it in every call, with the plan cache warm. Peak memory is the
 most a single call allocated above its inputs (tracemalloc sees NumPy's
 buffers), in bytes and in result sizes. Every case is checked against NumPy
 once before it is timed. Nothing here asserts a timing.
+
+The peers table runs the chains in numexpr, PyTorch (eager) and JAX (op by
+op, and `jax.jit`) where they are installed (`pip install .[bench]`), beside
+arrayx evaluated and compiled.
 """
 
 import argparse
@@ -445,6 +449,61 @@ def ceilings(rounds, target_ns):
           f"{numpy / kernels:>9.2f}")
 
 
+def peers(sizes, rounds, target_ns):
+    """The chains in the libraries a user would weigh arrayx against, timed
+    interleaved with NumPy: arrayx eager (a fresh graph per call) and compiled
+    (`xp.jit`), numexpr, PyTorch eager (C++ dispatch, one kernel per
+    operation) and JAX op by op and under `jax.jit` (XLA compiles the chain
+    into one loop). A peer that is not installed shows '-'."""
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        jax = None
+    threads = [f"torch {torch.get_num_threads()} threads" if torch else "torch not installed",
+               f"jax {jax.__version__}" if jax else "jax not installed"]
+    print(f"\nPeers: the chains in float32, speedup over NumPy ({', '.join(threads)})")
+    columns = ["arrayx", "ax.jit", "numexpr", "torch", "jax", "jax.jit"]
+    print(f"{'workload':<34}{'size':>13}{'numpy':>10}" + "".join(f"{c:>9}" for c in columns))
+    rng = np.random.default_rng(0)
+    for size in sizes:
+        host = {k: rng.uniform(0.5, 2.0, size).astype(np.float32) for k in "xy"}
+        lazy = {k: xp.asarray(v, copy=False) for k, v in host.items()}
+        tensors = {k: torch.from_numpy(v) for k, v in host.items()} if torch else None
+        device_arrays = {k: jnp.asarray(v) for k, v in host.items()} if jax else None
+        for name, operands, fn, expr, _ in CHAINS:
+            nargs = [host[k] for k in operands]
+            xargs = [lazy[k] for k in operands]
+            compiled = xp.jit(lambda *v, fn=fn: fn(xp, *v))
+            calls = {"arrayx": lambda: xp.eval(fn(xp, *xargs)), "ax.jit": lambda: compiled(*xargs)}
+            if ne is not None:
+                local = {k: host[k] for k in operands}
+                calls["numexpr"] = lambda: ne.evaluate(expr, local_dict=local)
+            if torch is not None:
+                targs = [tensors[k] for k in operands]
+                calls["torch"] = lambda: fn(torch, *targs)
+            if jax is not None:
+                jargs = [device_arrays[k] for k in operands]
+                jitted = jax.jit(lambda *v, fn=fn: fn(jnp, *v))
+                calls["jax"] = lambda: fn(jnp, *jargs).block_until_ready()
+                calls["jax.jit"] = lambda: jitted(*jargs).block_until_ready()
+            def numpy():
+                return fn(np, *nargs)
+            expected = numpy()
+            for call in calls.values():   # also compiles the jits before timing
+                close(1e-5)(np.asarray(call()), expected)
+            del expected
+            samples = interleaved([numpy] + list(calls.values()), rounds, target_ns)
+            ratios = dict(zip(calls, (speedup(t, samples[0]) for t in samples[1:])))
+            print(f"{name:<34}{size:>13,}{fmt_time(statistics.median(samples[0])):>10}"
+                  + "".join(f"{ratios[c]:>9.2f}" if c in ratios else f"{'-':>9}" for c in columns), flush=True)
+        del host, lazy, tensors, device_arrays
+
+
 def machine():
     ne_version = f"{ne.__version__} ({ne.get_num_threads()} threads)" if ne else "not installed"
     load = " load average %.2f %.2f %.2f" % os.getloadavg() if hasattr(os, "getloadavg") else ""
@@ -475,6 +534,7 @@ def main():
     computations(rounds, target)
     build_loop(3 if args.quick else 7)
     ceilings(rounds, target)
+    peers([n for n in sizes if n <= 10**7], rounds, target)
     chain_memory()
     print(f"\nTotal time: {time.perf_counter() - start:.0f} s")
 
