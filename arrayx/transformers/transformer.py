@@ -196,9 +196,11 @@ class Computation:
                        else out for out in outputs]
         for target, k in self.assigns:
             transformer.state[target] = outputs[k]
-        arrays = tuple(Array._new(Node(EVALUATED, (), (), shape, dtype, device, buffer))
-                       for buffer, (shape, dtype, device) in zip(outputs, self.shapes))
-        return arrays[0] if self.single else arrays
+        if self.single:   # a call on small arrays feels each allocation
+            shape, dtype, device = self.shapes[0]
+            return Array._new(Node(EVALUATED, (), (), shape, dtype, device, outputs[0]))
+        return tuple([Array._new(Node(EVALUATED, (), (), shape, dtype, device, buffer))
+                      for buffer, (shape, dtype, device) in zip(outputs, self.shapes)])
 
     def _argument(self, i, value, borrowed):
         """The buffer bound to placeholder `i` for `value`. A NumPy array of
