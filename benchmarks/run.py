@@ -80,6 +80,17 @@ CHAINS = [
 ]
 
 
+def chain_operands(rng, size):
+    """The chains' operands x and y: {name: NumPy array}, {name: arrayx array} of the same memory."""
+    host = {k: rng.uniform(0.5, 2.0, size).astype(np.float32) for k in "xy"}
+    return host, {k: xp.asarray(v, copy=False) for k, v in host.items()}
+
+
+def compiled_chain(fn):
+    """A chain of CHAINS compiled by `xp.jit`."""
+    return xp.jit(lambda *v: fn(xp, *v))
+
+
 def time_call(fn, count):
     t0 = time.perf_counter_ns()
     for _ in range(count):
@@ -166,8 +177,7 @@ def chains(sizes, rounds, target_ns):
     print(HEADER)
     rng = np.random.default_rng(0)
     for size in sizes:
-        host = {k: rng.uniform(0.5, 2.0, size).astype(np.float32) for k in "xy"}
-        lazy = {k: xp.asarray(v, copy=False) for k, v in host.items()}
+        host, lazy = chain_operands(rng, size)
         n_rounds = rounds if size < 10**8 else max(3, rounds // 3)
         for name, operands, fn, expr, _ in CHAINS:
             nargs = [host[k] for k in operands]
@@ -411,8 +421,7 @@ def ceilings(rounds, target_ns):
           f"{'bare record':>13}{'bound':>7}{'arrayx':>8}")
     rng = np.random.default_rng(0)
     for size in (10**3, 10**6):
-        host = {k: rng.uniform(0.5, 2.0, size).astype(np.float32) for k in "xy"}
-        lazy = {k: xp.asarray(v, copy=False) for k, v in host.items()}
+        host, lazy = chain_operands(rng, size)
         out, temp = np.empty(size, np.float32), np.empty(size, np.float32)
         for name, operands, fn, _, into in CHAINS:
             nargs = [host[k] for k in operands]
@@ -421,7 +430,7 @@ def ceilings(rounds, target_ns):
             def evaluate():   # the chain row's arrayx call, timed beside the ceiling
                 return xp.eval(fn(xp, *xargs))
             if size == 10**3:
-                compiled = xp.jit(lambda *v, fn=fn: fn(xp, *v))
+                compiled = compiled_chain(fn)
                 bare = [_Recorded("input") for _ in operands]
                 close(1e-5)(into(out, temp, *nargs), fn(np, *nargs))
                 record, kernels, numpy, bare_record, bare_kernels, arrayx = (statistics.median(t) for t in interleaved(
@@ -471,14 +480,13 @@ def peers(sizes, rounds, target_ns):
     print(f"{'workload':<34}{'size':>13}{'numpy':>10}" + "".join(f"{c:>9}" for c in columns))
     rng = np.random.default_rng(0)
     for size in sizes:
-        host = {k: rng.uniform(0.5, 2.0, size).astype(np.float32) for k in "xy"}
-        lazy = {k: xp.asarray(v, copy=False) for k, v in host.items()}
+        host, lazy = chain_operands(rng, size)
         tensors = {k: torch.from_numpy(v) for k, v in host.items()} if torch else None
         device_arrays = {k: jnp.asarray(v) for k, v in host.items()} if jax else None
         for name, operands, fn, expr, _ in CHAINS:
             nargs = [host[k] for k in operands]
             xargs = [lazy[k] for k in operands]
-            compiled = xp.jit(lambda *v, fn=fn: fn(xp, *v))
+            compiled = compiled_chain(fn)
             calls = {"arrayx": lambda: xp.eval(fn(xp, *xargs)), "ax.jit": lambda: compiled(*xargs)}
             if ne is not None:
                 local = {k: host[k] for k in operands}
