@@ -8,12 +8,15 @@ Counters:
 `realizations`: force points that ran a plan.
 `steps_run`: steps executed (a fused group is one step).
 `auto_realizations`: graphs realized because they grew past the depth limit.
+`updates_in_place`: `x[key] = v` carried out at the call, in x's own buffer.
+`results_kept`: expensive results a force point kept because something else refers to them.
 """
 
 from contextlib import contextmanager
 
 counters = dict.fromkeys(
-    ("plans_built", "plan_cache_hits", "realizations", "steps_run", "auto_realizations"), 0
+    ("plans_built", "plan_cache_hits", "realizations", "steps_run", "auto_realizations",
+     "updates_in_place", "results_kept"), 0
 )
 
 

@@ -245,3 +245,15 @@ def test_plan_cache_tells_constants_apart_by_their_bits():
     debug.reset()
     assert np.isnan(np.asarray(xp.full((3,), float("nan")))).all()
     assert debug.counters["plans_built"] == 0
+
+
+def test_a_result_larger_than_memory_fails_at_once_naming_its_primitive():
+    # Raised by the plan, before compiling anything (a blocked group over
+    # 10^12 points once spent a minute planning its blocks first).
+    with pytest.raises(MemoryError, match=r"^full: a result of shape \(1000000000000,\) and dtype float64 needs"):
+        float(xp.sum(xp.zeros((10**12,))))
+    x = xp.zeros((10**12,))
+    with pytest.raises(MemoryError):
+        x[0] = 1.0
+        x[1] = 2.0
+    assert x.shape == (10**12,)

@@ -9,7 +9,7 @@ from ..graph.primitives import FUSED_OP, PRIMITIVES
 from . import memory
 from .errors import ignoring_errors
 from .fused import FusedKernel
-from .kernels import DYNAMIC, IMPLS, UFUNCS, out_ufunc
+from .kernels import DYNAMIC, IMPLS, UFUNCS, UPDATES, out_ufunc
 
 VIEWS = frozenset({"slice", "reshape", "permute", "broadcast", "flip"})
 
@@ -38,6 +38,15 @@ class CPUExecutor(Executor):
 
     def copy(self, buffer):
         return self.from_host(buffer)
+
+    def owns_memory(self, buffer):
+        # Memory of its own, or of the pool; a view's base is another buffer
+        # or a user's array.
+        return (type(buffer) is np.ndarray and buffer.flags.writeable
+                and (buffer.base is None or memory.is_pooled(buffer)))
+
+    def update(self, step, buffers):
+        return UPDATES[step.op.name](step)(*buffers)
 
     def free_held_memory(self):
         memory.release()
@@ -88,10 +97,12 @@ class CPUExecutor(Executor):
         for step, drop, into in zip(steps, drops, _reused_buffers(steps, drops)):
             if step.op is FUSED_OP:
                 fn = FusedKernel(step.attrs[0]).function
+            elif into is not None and step.op.name in UPDATES:
+                fn = UPDATES[step.op.name](step)
             else:
                 fn = IMPLS[step.op.name](step)
-            if into is not None:
-                fn = _writing_into(fn, into)
+                if into is not None:
+                    fn = _writing_into(fn, into)
             program.append((fn, step.args, step.out, drop))
 
         @ignoring_errors
@@ -120,22 +131,31 @@ def _elementwise_ufunc(step):
 
 def _reused_buffers(steps, drops):
     """For each step, the argument slot whose buffer it may overwrite with its
-    result (None: allocate), as NumPy elides temporaries: an elementwise ufunc
-    step whose argument dies at that step, holds an array a ufunc step of this
-    segment allocated (never a plan input, which callers and caches share),
-    was read by ufunc steps only (so no view of it is alive) and has the
-    result's shape and dtype. 0-d results are NumPy scalars: never reused."""
-    ufunc_steps = [_elementwise_ufunc(step) is not None for step in steps]
-    aliased = {a for step, is_ufunc in zip(steps, ufunc_steps) if not is_ufunc for a in step.args}
-    fresh = {}  # slot -> (shape, dtype) of an array a ufunc step of this segment allocated
+    result (None: allocate), as NumPy elides temporaries: the argument dies at
+    that step, holds an array a ufunc or update step of this segment
+    allocated (never a plan input, which callers and caches share), and was
+    read by ufunc and update steps only (so no view of it is alive). An
+    elementwise ufunc step reuses an argument of its result's shape and dtype;
+    an update step writes into its first argument (the array it updates),
+    when that is not also its value or an index. 0-d results are NumPy
+    scalars: never reused."""
+    kinds = ["ufunc" if _elementwise_ufunc(step) is not None else
+             "update" if step.op.name in UPDATES else None for step in steps]
+    aliased = {a for step, kind in zip(steps, kinds) if kind is None for a in step.args}
+    fresh = {}  # slot -> (shape, dtype) of an array a ufunc or update step of this segment allocated
     reuse = []
-    for step, drop, is_ufunc in zip(steps, drops, ufunc_steps):
+    for step, drop, kind in zip(steps, drops, kinds):
         into = None
-        if is_ufunc and step.shape != ():
-            for position, a in enumerate(step.args):
-                if a in drop and a not in aliased and fresh.get(a) == (step.shape, step.dtype):
-                    into = position
-                    break
+        if kind is not None and step.shape != ():
+            if kind == "ufunc":
+                for position, a in enumerate(step.args):
+                    if a in drop and a not in aliased and fresh.get(a) == (step.shape, step.dtype):
+                        into = position
+                        break
+            else:
+                a = step.args[0]
+                if a in drop and a not in aliased and a in fresh and a not in step.args[1:]:
+                    into = 0
             fresh[step.out] = (step.shape, step.dtype)
         reuse.append(into)
     return reuse

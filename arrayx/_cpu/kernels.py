@@ -170,11 +170,10 @@ def _concat(step):
 def _update_slice(step):
     index = index_of(*step.attrs)
 
-    def update(a, v):
-        out = np.array(a, copy=True)
-        out[index] = v
-        return out
-    return update
+    def update_slice(a, v):
+        a[index] = v
+        return a
+    return update_slice
 
 
 def _sort(step):
@@ -260,9 +259,8 @@ def _scatter(step):
     template = step.attrs[0]
 
     def scatter(a, value, *arrays):
-        out = np.array(a, copy=True)
-        out[numpy_key(template, arrays)] = value
-        return out
+        a[numpy_key(template, arrays)] = value
+        return a
     return _named_errors("__setitem__", scatter)
 
 
@@ -270,10 +268,21 @@ def _scatter_add(step):
     template = step.attrs[0]
 
     def scatter_add(a, value, *arrays):
-        out = np.array(a, copy=True)
-        np.add.at(out, numpy_key(template, arrays), value)  # unbuffered: duplicate indices accumulate
-        return out
+        np.add.at(a, numpy_key(template, arrays), value)  # unbuffered: duplicate indices accumulate
+        return a
     return _named_errors("scatter_add", scatter_add)
+
+
+# Updates write into their first argument and return it: the executor runs
+# them on a copy, or on the argument itself when nobody else can see it.
+UPDATES = {"update_slice": _update_slice, "scatter": _scatter, "scatter_add": _scatter_add}
+
+
+def _on_a_copy(build):
+    def build_copying(step):
+        update = build(step)
+        return lambda a, *rest: update(np.array(a, copy=True), *rest)
+    return build_copying
 
 
 def _diagonal(step):
@@ -334,10 +343,8 @@ IMPLS.update({
     "cumulative_sum": _scan(np.cumsum), "cumulative_prod": _scan(np.cumprod),
     "reshape": _reshape, "permute": _permute, "broadcast": _broadcast,
     "slice": _slice, "flip": _flip, "pad": _pad, "concat": _concat,
-    "update_slice": _update_slice,
     "sort": _sort, "argsort": _argsort, "searchsorted": _searchsorted, "isin": _isin,
-    "take": _take, "take_along_axis": _take_along_axis, "gather": _gather, "scatter": _scatter,
-    "scatter_add": _scatter_add,
+    "take": _take, "take_along_axis": _take_along_axis, "gather": _gather,
     "diagonal": _diagonal, "select": _select,
     "cholesky": _linalg(lambda a, upper: np.linalg.cholesky(a, upper=upper)),
     "inv": _linalg(np.linalg.inv), "det": _linalg(np.linalg.det), "solve": _linalg(np.linalg.solve),
@@ -350,6 +357,8 @@ IMPLS.update({
     "fftn": _fftn(np.fft.fftn), "ifftn": _fftn(np.fft.ifftn), "rfftn": _fftn(np.fft.rfftn),
     "irfftn": _fftn(np.fft.irfftn), "hfft": _fft_1d(np.fft.hfft), "ihfft": _fft_1d(np.fft.ihfft),
 })
+IMPLS.update({name: _on_a_copy(build) for name, build in UPDATES.items()})
+
 
 def _unique(index=False, inverse=False, counts=False):
     """A unique_* kernel: (values, [indices], [inverse], [counts]), values sorted.

@@ -73,6 +73,11 @@ def empty(shape, dtype):
     return array
 
 
+def is_pooled(array):
+    """Whether `array` is one `empty` returned (its memory is the pool's)."""
+    return type(array.base) is _Owner
+
+
 def _give_back(nbytes, raw):
     global _free_bytes
     with _lock:

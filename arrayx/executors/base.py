@@ -114,6 +114,18 @@ class Executor(ABC):
         """The (device type, device id) pair of `__dlpack_device__` (the
         same for every buffer of the executor; `buffer` may be None)."""
 
+    def owns_memory(self, buffer):
+        """Whether writing into `buffer` changes nothing but `buffer`: it is no
+        view of another buffer, nor of memory a user shared (`copy=False`)."""
+        return False
+
+    def update(self, step, buffers):
+        """Run the update step `step` (update_slice, scatter, scatter_add) by
+        writing into buffers[0], which nobody else can see; its result, or
+        None where this executor does not update in place (the step then
+        runs in a plan, on a copy)."""
+        return None
+
     def deallocate(self, buffer):
         """Release the buffer now rather than when it is garbage-collected."""
 

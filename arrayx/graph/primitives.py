@@ -438,6 +438,10 @@ def group(kind):
 ELEMENTWISE_OPS = group(ELEMENTWISE)
 REDUCE_OPS = group(REDUCE)
 MOVEMENT_OPS = group(MOVEMENT)
+# Kinds whose results cost more to compute again than to hold (superlinear
+# work, a library call): a force point keeps such a result while something
+# else still refers to it (see scheduler.schedule).
+KEPT_KINDS = frozenset({CONTRACTION, LINALG, MULTI, FFT, SORT})
 # Reductions a fused group may end in: those that combine partial results
 # of blocks with their own binary function (argmax/argmin need positions).
 BLOCK_REDUCE_OPS = frozenset({"sum", "prod", "max", "min", "any", "all"})

@@ -10,7 +10,7 @@ from the old value keep it.
 import numpy as np
 
 from .. import dtypes as dt, executors
-from ..scheduler.schedule import realize
+from ..scheduler.schedule import realize, update_in_place
 
 SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
 
@@ -186,7 +186,15 @@ class Array:
         return _indexing.getitem(self, key)
 
     def __setitem__(self, key, value, /):
-        self._node = _indexing.setitem(self, key, value)._node
+        old = self._node
+        node = _indexing.setitem(self, key, value)._node
+        self._node = node
+        del old   # the update may write into the old value only if nothing else holds it
+        try:
+            update_in_place(node)
+        except BaseException:
+            self._node = node.inputs[0] if node.inputs else node
+            raise
 
     # operators
 

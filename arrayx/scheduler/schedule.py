@@ -9,12 +9,24 @@ structure (primitives, attributes, shapes, dtypes, devices, input layouts),
 so the passes run once per structure and a cached plan only binds buffers
 and runs.
 
-An intermediate that a second force point needs again (it was computed before
-and still is not realized) is kept this time: it becomes a realized leaf as if
-it had been forced too. Without that, `float(r[i])` for every `i` of a lazy
-`r` recomputes all of `r` once per element. Nodes computed inside
-`retain_history()` are pinned instead: autodiff walks their history again
-(each call of a `vjp` function), so they are never turned into leaves.
+What a force point keeps besides the values asked for, the cost rule:
+
+- An expensive result (a contraction, a decomposition or another linalg
+  call, an FFT, a sort: `KEPT_KINDS`, and every output of a multi-output
+  primitive together) is kept, as a realized leaf, when something other than
+  this force's graph still refers to it or to a lazy node computed from it:
+  an array the user holds, another node. Recomputing it would cost more than
+  holding it, and the reference says it may be needed again. `svd`'s U, S
+  and Vh forced at two force points run one SVD.
+- Cheap elementwise work is not kept: recomputing it costs about what
+  reading it back would, and holding every intermediate would hold memory
+  NumPy frees. An intermediate that a second force point needs again (it
+  was computed before and still is not realized) is kept the second time:
+  without that, `float(r[i])` for every `i` of a lazy `r` recomputes all of
+  `r` once per element.
+- Nodes computed inside `retain_history()` are pinned instead: autodiff walks
+  their history again (each call of a `vjp` function), so they are never
+  turned into leaves.
 
 Force points are serialized by one lock: two threads forcing overlapping
 graphs would otherwise each see the other's half-realized nodes, and a plan
@@ -23,15 +35,19 @@ Executors release the GIL inside kernels, so a single force point still uses
 every core (the CPU executor spreads fused groups over a thread pool).
 """
 
+import os
 import threading
 from itertools import count
+from math import prod
 
 from .. import debug, executors
-from ..graph.node import Node, retaining, toposort
-from ..graph.primitives import BOUND, EVALUATED, STATE
+from ..executors.base import Step
+from ..graph.node import Node, retaining, toposort, tracing, users_of
+from ..graph.primitives import BOUND, EVALUATED, KEPT_KINDS, MOVEMENT, STATE, UPDATE
 from .collect import collect
 from .fuse import fuse
 from .lower import lower, transfer
+from .references import extra_references
 from .rewrite import rewrite
 from .slots import assign_slots
 
@@ -46,15 +62,16 @@ _lock = threading.RLock()
 
 
 class Plan:
-    __slots__ = ("n_slots", "segments", "outputs", "groups", "size", "inputs", "used")
+    __slots__ = ("n_slots", "segments", "outputs", "groups", "size", "inputs", "keep", "used")
 
-    def __init__(self, n_slots, segments, outputs, groups, size, inputs):
+    def __init__(self, n_slots, segments, outputs, groups, size, inputs, keep=()):
         self.n_slots = n_slots
         self.segments = segments    # [(callable(slots), step count)]
-        self.outputs = outputs      # slot of each requested node
+        self.outputs = outputs      # slot of each requested node, then of each `keep` candidate
         self.groups = groups        # the FusedGroups of the plan, for arrayx.debug
         self.size = size            # graph nodes in the key
-        self.inputs = inputs        # the nodes whose values fill slots 0..n-1
+        self.inputs = inputs        # the nodes whose values fill slots 0..n-1 (computations only)
+        self.keep = keep            # (candidate positions in the collect order, watch): see keep_candidates
         self.used = 0               # when it last ran, for eviction
 
 
@@ -87,11 +104,82 @@ def build_plan(order, requested, bound=False):
         if unbound:
             raise UnboundError(_unbound_message(max(unbound, key=lambda n: n.op.kind == STATE)))
     size = len(order)
+    keep = () if bound else keep_candidates(order, requested)
+    requested = requested + [order[position] for position in (keep[0] if keep else ())]
     order, requested = rewrite(order, requested, _layout)
     groups = fuse(order, requested, _fusable, lambda n: _layout(n) if n.buffer is not None else None)
     steps, n_slots, outputs, inputs = assign_slots(order, groups, requested)
+    _check_memory(steps)
     n_slots, segments = lower(steps, n_slots, [n.device for n in inputs], outputs)
-    return Plan(n_slots, segments, outputs, [g.program for g in groups], size, inputs)
+    return Plan(n_slots, segments, outputs, [g.program for g in groups], size, inputs if bound else None, keep)
+
+
+def keep_candidates(order, requested):
+    """The expensive nodes of `order` (a collect order) that a force may keep:
+    (their positions, watch). `watch` holds (position, references from the
+    graph, positions of its watched users) for every node computed from a
+    candidate up to the requested ones, users first. At a force, a watched
+    node with more references than the graph's is held by something else,
+    and then so is every candidate below it. Positions and counts follow
+    from the graph's structure, which the plan key fixes.
+    """
+    wanted = set(requested)
+    candidates = [n for n in order if n.buffer is None and n.op.kind in KEPT_KINDS and n not in wanted]
+    if not candidates:
+        return ()
+    users = users_of(order)
+    watched = set(candidates)
+    stack = list(candidates)
+    while stack:
+        for user in users.get(stack.pop(), ()):
+            if user not in watched and user not in wanted:
+                watched.add(user)
+                stack.append(user)
+    watch = tuple((n.index, len(users.get(n, ())), tuple(u.index for u in users.get(n, ()) if u in watched))
+                  for n in sorted(watched, key=lambda n: -n.index))
+    return tuple(n.index for n in candidates), watch
+
+
+def _kept(order, keep, slots):
+    """(node, slot) of each candidate of `keep` (whose results fill `slots`)
+    that something outside the graph refers to, directly or through a lazy
+    node computed from it."""
+    candidates, watch = keep
+    held = {}
+    for position, refs, users in watch:
+        held[position] = extra_references(order, position) > refs or any(held[u] for u in users)
+    return [(order[p], slot) for p, slot in zip(candidates, slots) if held[p]]
+
+
+def _physical_memory():
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):   # no sysconf (Windows): no check
+        return None
+
+
+# A result larger than the machine's memory can never be allocated; the
+# plan says so before compiling anything (a blocked group over 10^12 points
+# would spend a minute planning blocks first).
+MEMORY_BYTES = _physical_memory()
+
+
+def _check_memory(steps):
+    """A MemoryError naming the first step whose result exceeds the machine's memory."""
+    if MEMORY_BYTES is None:
+        return
+    for step in steps:
+        if step.op.kind == MOVEMENT:
+            continue   # views, where the executor can
+        shapes = step.shape if step.out.__class__ is tuple or step.dtype.__class__ is tuple else (step.shape,)
+        dtypes = step.dtype if step.dtype.__class__ is tuple else (step.dtype,)
+        for shape, dtype in zip(shapes, dtypes):
+            nbytes = prod(shape) * dtype.itemsize
+            if nbytes > MEMORY_BYTES:
+                name = "fused group" if step.op.name == "fused" else step.op.name
+                raise MemoryError(f"{name}: a result of shape {shape} and dtype {dtype} needs "
+                                  f"{nbytes / 2**30:.1f} GiB, more than this machine's "
+                                  f"{MEMORY_BYTES / 2**30:.1f} GiB of memory")
 
 
 def _unbound_message(node):
@@ -144,6 +232,7 @@ def realize(nodes):
         else:
             debug.counters["plan_cache_hits"] += 1
         plan.used = next(_uses)
+        kept = _kept(order, plan.keep, plan.outputs[len(requested):]) if plan.keep else ()
         del order
         slots = [n.buffer for n in inputs]
         slots += [None] * (plan.n_slots - len(slots))
@@ -156,6 +245,9 @@ def realize(nodes):
         debug.counters["steps_run"] += steps
         for node, s in zip(requested, plan.outputs):
             node.realize_as(slots[s], EVALUATED)
+        for node, s in kept:
+            node.realize_as(slots[s], EVALUATED)
+        debug.counters["results_kept"] += len(kept)
 
 
 def run_dynamic(prim, nodes, attrs):
@@ -177,3 +269,45 @@ def run_dynamic(prim, nodes, attrs):
         outputs.append(Node(EVALUATED, (), (), shape, dtype, device, buffer))
     debug.counters["realizations"] += 1
     return outputs
+
+
+def update_in_place(node):
+    """Carry out the update `node` (update_slice, scatter, scatter_add: its
+    first input with some elements replaced) now, in its first input's
+    buffer, when nothing but `node` refers to that input, and that input is
+    realized or is itself an update.
+
+    Then nobody can see the old value, and writing into it is what NumPy's
+    `x[i] = v` does: a loop of n updates costs n element writes instead of n
+    copies (or one plan per distinct index). One update of a lazy array stays
+    lazy, in the graph that computes the array; from the second update of a
+    run on, the input and the value are forced first if they are lazy (one
+    force point), and the later ones write at once. A buffer that shares memory with another
+    buffer or with a user's array (a view, `copy=False`), or that another
+    object holds, is copied once first. Inside `retain_history()` (autodiff
+    walks the update again) and while tracing, and on an executor that does
+    not update in place, `node` stays lazy.
+    """
+    if node.op.kind != UPDATE or node.buffer is not None or retaining() or tracing():
+        return
+    target = node.inputs[0]
+    if target.buffer is None and target.op.kind != UPDATE:
+        return
+    del target
+    if extra_references(node.inputs, 0):
+        return   # another array or node holds the old value: the update stays functional
+    with _lock:
+        pending = [n for n in node.inputs if n.buffer is None]
+        if pending:
+            realize(pending)
+        target = node.inputs[0]
+        ex = executors.executor_for(node.device)
+        if not (ex.owns_memory(target.buffer) and extra_references((target.buffer,), 0) == 1):
+            target.buffer = ex.copy(target.buffer)
+            target.layout = None
+        step = Step(node.op, node.attrs, node.shape, node.dtype, tuple(range(len(node.inputs))), None,
+                    node.device, tuple((i.shape, i.dtype) for i in node.inputs))
+        result = ex.update(step, [i.buffer for i in node.inputs])
+        if result is not None:
+            node.realize_as(result, EVALUATED)
+            debug.counters["updates_in_place"] += 1
