@@ -48,6 +48,9 @@ class CPUExecutor(Executor):
     def update(self, step, buffers):
         return UPDATES[step.op.name](step)(*buffers)
 
+    def write_element(self, buffer, index, value):
+        buffer[index] = value
+
     def free_held_memory(self):
         memory.release()
 

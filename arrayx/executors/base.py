@@ -126,6 +126,11 @@ class Executor(ABC):
         runs in a plan, on a copy)."""
         return None
 
+    def write_element(self, buffer, index, value):
+        """buffer[index] = value (a Python scalar or a 0-d buffer of the
+        buffer's dtype), in a buffer nobody else can see (`owns_memory` said so)."""
+        raise TypeError(f"the {self.name} executor does not write elements in place")
+
     def deallocate(self, buffer):
         """Release the buffer now rather than when it is garbage-collected."""
 

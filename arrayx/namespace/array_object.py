@@ -10,7 +10,7 @@ from the old value keep it.
 import numpy as np
 
 from .. import dtypes as dt, executors
-from ..scheduler.schedule import realize, update_in_place
+from ..scheduler.schedule import realize, update_in_place, write_element
 
 SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
 
@@ -186,6 +186,9 @@ class Array:
         return _indexing.getitem(self, key)
 
     def __setitem__(self, key, value, /):
+        element = _indexing.element_write(self._node, key, value)
+        if element is not None and write_element(self, *element):
+            return
         old = self._node
         node = _indexing.setitem(self, key, value)._node
         self._node = node

@@ -416,6 +416,61 @@ def _lazy_mask(node, items, vnode):
     return make(P["where"], (cond, reshape_node(vnode, vshape), node))
 
 
+def element_write(node, key, value):
+    """(index, value) for writing one element of a realized `node` directly:
+    `key` selects one element in range (the index holds a non-negative int
+    per axis) and `value` is a Python scalar that `setitem` would store
+    unchanged in the node's dtype, or a realized 0-d array of that dtype on
+    its device (the value is then its buffer). Else None, and `setitem` does
+    the checking. The loop bodies `x[i, i] = 0.0` and `x[i, i] = v` of
+    array-agnostic code take this path."""
+    if node.buffer is None:
+        return None
+    if type(value) is Array:
+        v = value._node
+        if v.shape != () or v.buffer is None or v.dtype != node.dtype or v.device != node.device:
+            return None
+        index = _element_index(node.shape, key)
+        return None if index is None else (index, v.buffer)
+    if not _stored_exactly(value, node.dtype):
+        return None
+    index = _element_index(node.shape, key)
+    return None if index is None else (index, value)
+
+
+def _element_index(shape, key):
+    """One non-negative int per axis, when `key` selects one element in range; else None."""
+    if type(key) is int:
+        key = (key,)
+    elif type(key) is not tuple:
+        return None
+    if len(key) != len(shape):
+        return None
+    index = []
+    for i, n in zip(key, shape):
+        if type(i) is not int or not -n <= i < n:
+            return None
+        index.append(i % n)
+    return tuple(index)
+
+
+def _stored_exactly(value, dtype):
+    """Whether the Python scalar `value` is one `setitem` accepts for `dtype`
+    and NumPy stores as arrayx would."""
+    kind = type(value)
+    if kind is int:
+        bounds = dt.INT_BOUNDS.get(dtype) or (dtype in _FLOAT_ELEMENTS and _EXACT_INTS)
+        return bool(bounds) and bounds[0] <= value <= bounds[1]
+    return (kind is float and dtype in _FLOAT_ELEMENTS) or (kind is bool and dtype == dt.bool)
+
+
+# Dtypes a Python float is stored in exactly as setitem stores it (float16
+# goes through the general path, which rounds values beyond its range to inf).
+_FLOAT_ELEMENTS = frozenset({dt.float32, dt.float64})
+# Python ints every floating dtype above holds exactly (float32's 24-bit significand).
+_EXACT_INTS = (-(1 << 24), 1 << 24)
+
+
 def setitem(x, key, value):
     """Sets self[key] to value: the array x with x[key] replaced by value.
 

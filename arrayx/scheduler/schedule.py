@@ -127,6 +127,7 @@ def keep_candidates(order, requested):
     candidates = [n for n in order if n.buffer is None and n.op.kind in KEPT_KINDS and n not in wanted]
     if not candidates:
         return ()
+    position = {n: i for i, n in enumerate(order)}
     users = users_of(order)
     watched = set(candidates)
     stack = list(candidates)
@@ -135,9 +136,9 @@ def keep_candidates(order, requested):
             if user not in watched and user not in wanted:
                 watched.add(user)
                 stack.append(user)
-    watch = tuple((n.index, len(users.get(n, ())), tuple(u.index for u in users.get(n, ()) if u in watched))
-                  for n in sorted(watched, key=lambda n: -n.index))
-    return tuple(n.index for n in candidates), watch
+    watch = tuple((position[n], len(users.get(n, ())), tuple(position[u] for u in users.get(n, ()) if u in watched))
+                  for n in sorted(watched, key=position.get, reverse=True))
+    return tuple(position[n] for n in candidates), watch
 
 
 def _kept(order, keep, slots):
@@ -269,6 +270,27 @@ def run_dynamic(prim, nodes, attrs):
         outputs.append(Node(EVALUATED, (), (), shape, dtype, device, buffer))
     debug.counters["realizations"] += 1
     return outputs
+
+
+def write_element(array, index, value):
+    """array[index] = value at once, in the array's buffer, for a realized
+    array with no history whose value nothing else refers to (see
+    `update_in_place`); `index` holds one in-range int per axis and `value`
+    is a Python scalar or a 0-d buffer of the array's dtype and executor.
+    False (nothing written) where
+    those conditions do not hold: the caller then records an update."""
+    if retaining() or tracing():
+        return False
+    node = array._node
+    if node.inputs or extra_references((node,), 0) != 2:   # held by the array and by `node`
+        return False
+    ex = executors.executor_for(node.device)
+    buffer = node.buffer
+    if not (ex.owns_memory(buffer) and extra_references((buffer,), 0) == 2):   # node.buffer, `buffer`
+        return False
+    ex.write_element(buffer, index, value)
+    debug.counters["updates_in_place"] += 1
+    return True
 
 
 def update_in_place(node):
