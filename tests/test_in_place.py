@@ -196,3 +196,23 @@ def test_fused_groups_of_a_graph_with_a_product_keeps_nothing():
     c = a @ a + 1.0
     assert len(xp.debug.fused_groups(c)) == 0      # 9 points: the lone add runs as an ordinary step
     assert c._node.inputs[0].buffer is None         # fused_groups computes nothing
+
+
+def test_a_held_value_read_through_a_slice_is_computed_once_per_step(counters):
+    # y's buffer exists anyway (the slice reads it); y is held, so it is kept
+    # and the next step starts from it instead of computing it again.
+    y = xp.asarray(np.arange(10.0))
+    expected = np.arange(10.0)
+    for _ in range(5):
+        y = y * 0.5 + 1.0
+        expected = expected * 0.5 + 1.0
+        assert float(y[3]) == expected[3]
+        assert y._node.buffer is not None
+    assert counters["steps_run"] == 5 * 3          # the fused y, then the slice and reshape of y[3]
+    np.testing.assert_array_equal(np.asarray(y), expected)
+
+
+def test_a_value_nobody_holds_is_not_kept(counters):
+    x = xp.asarray(np.arange(10.0))
+    first = [float((x * 0.5 + 1.0)[3]) for _ in range(2)]
+    assert first == [2.5, 2.5] and counters["results_kept"] == 0

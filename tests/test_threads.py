@@ -67,7 +67,7 @@ def test_threads_forcing_arrays_of_one_shared_intermediate_get_correct_values():
 
 def test_concurrent_evictions_from_a_full_plan_cache(monkeypatch):
     schedule.clear_plan_cache()
-    monkeypatch.setattr(schedule, "PLAN_CACHE_NODES", 40)
+    monkeypatch.setattr(schedule, "PLAN_CACHE_BYTES", 8 * schedule.plan_bytes(_plan_of_nodes(4)))
 
     def force(i):
         for n in range(1, 40):
@@ -75,18 +75,23 @@ def test_concurrent_evictions_from_a_full_plan_cache(monkeypatch):
             assert float(xp.sum(x * 2.0 + 1.0)) == (n + i) * (n + i - 1) + (n + i)
 
     run_threads(force, 4)
-    assert schedule._cached_nodes <= 40
+    assert schedule.cached_plans()[1] <= schedule.PLAN_CACHE_BYTES
     schedule.clear_plan_cache()
 
 
-def test_the_plan_cache_is_bounded_by_nodes_and_keeps_recent_plans(monkeypatch):
+def _plan_of_nodes(n):
+    return schedule.Plan(0, [], [], [], n, None)
+
+
+def test_the_plan_cache_is_bounded_by_bytes_and_keeps_recent_plans(monkeypatch):
     schedule.clear_plan_cache()
-    monkeypatch.setattr(schedule, "PLAN_CACHE_NODES", 100)
+    monkeypatch.setattr(schedule, "PLAN_CACHE_BYTES", 25 * schedule.plan_bytes(_plan_of_nodes(4)))
     keep = xp.asarray(np.ones(3))
     for n in range(1, 60):
         float(xp.sum(xp.asarray(np.ones(n)) + 1.0))     # 4 nodes a plan, a new shape each time
         float(xp.sum(keep * 3.0))                       # used after every new plan
-        assert schedule._cached_nodes <= 100
+        count, nbytes = schedule.cached_plans()
+        assert nbytes <= schedule.PLAN_CACHE_BYTES and count <= 25
     debug.reset()
     float(xp.sum(keep * 3.0))
     assert debug.counters["plan_cache_hits"] == 1       # the recently used plan survived

@@ -18,12 +18,18 @@ What a force point keeps besides the values asked for, the cost rule:
   an array the user holds, another node. Recomputing it would cost more than
   holding it, and the reference says it may be needed again. `svd`'s U, S
   and Vh forced at two force points run one SVD.
-- Cheap elementwise work is not kept: recomputing it costs about what
-  reading it back would, and holding every intermediate would hold memory
-  NumPy frees. An intermediate that a second force point needs again (it
-  was computed before and still is not realized) is kept the second time:
-  without that, `float(r[i])` for every `i` of a lazy `r` recomputes all of
-  `r` once per element.
+- A cheap result is kept when the plan computes it into a buffer of its
+  own anyway (a slice, a product or another step outside fusion reads it)
+  and something else holds it: `y = y * c + d; float(y[0])` in a loop then
+  computes each `y` once, and keeping costs no memory the user did not
+  already hold through `y`'s graph.
+- Other cheap elementwise work is not kept: it lives in a fused group's
+  registers or blocks, recomputing it costs about what reading it back
+  would, and holding every intermediate would hold memory NumPy frees. An
+  intermediate that a second force point needs again (it was computed
+  before and still is not realized) is kept the second time: without that,
+  `float(r[i])` for every `i` of a lazy `r` recomputes all of `r` once per
+  element.
 - Nodes computed inside `retain_history()` are pinned instead: autodiff walks
   their history again (each call of a `vjp` function), so they are never
   turned into leaves.
@@ -43,7 +49,7 @@ from math import prod
 from .. import debug, executors
 from ..executors.base import Step
 from ..graph.node import Node, retaining, toposort, tracing, users_of
-from ..graph.primitives import BOUND, EVALUATED, KEPT_KINDS, MOVEMENT, STATE, UPDATE
+from ..graph.primitives import BOUND, ELEMENTWISE, EVALUATED, KEPT_KINDS, MOVEMENT, REDUCE, STATE, UPDATE
 from .collect import collect
 from .fuse import fuse
 from .lower import lower, transfer
@@ -51,12 +57,17 @@ from .references import extra_references
 from .rewrite import rewrite
 from .slots import assign_slots
 
-# The plan cache holds at most this many graph nodes over all its plans
-# (a plan holds roughly 0.5 KB per node); when it is full, the least recently
-# used plans go until a quarter of the room is free.
-PLAN_CACHE_NODES = 200_000
+# The plan cache holds plans of at most this many bytes; when it is full,
+# the least recently used plans go until a quarter of the room is free. A
+# plan's bytes, measured as the process's growth over thousands of plans
+# (benchmarks/clients.py's plan-memory row): about 2.7 KB of its own (the
+# program, a fused group's generated function) and 0.6 KB per graph node
+# (steps, their kernels, the key), within 10 % for a 5-node fused
+# expression (5.7 KB) and a 63-node unfused one (40 KB).
+PLAN_CACHE_BYTES = 32 << 20
+PLAN_BYTES, NODE_BYTES = 2700, 600
 _plans = {}
-_cached_nodes = 0
+_cached_bytes = 0
 _uses = count()
 _lock = threading.RLock()
 
@@ -71,7 +82,7 @@ class Plan:
         self.groups = groups        # the FusedGroups of the plan, for arrayx.debug
         self.size = size            # graph nodes in the key
         self.inputs = inputs        # the nodes whose values fill slots 0..n-1 (computations only)
-        self.keep = keep            # (candidate positions in the collect order, watch): see keep_candidates
+        self.keep = keep            # (candidates by position in the collect order, watch): see keep_watch
         self.used = 0               # when it last ran, for eviction
 
 
@@ -104,9 +115,12 @@ def build_plan(order, requested, bound=False):
         if unbound:
             raise UnboundError(_unbound_message(max(unbound, key=lambda n: n.op.kind == STATE)))
     size = len(order)
-    keep = () if bound else keep_candidates(order, requested)
-    requested = requested + [order[position] for position in (keep[0] if keep else ())]
-    order, requested = rewrite(order, requested, _layout)
+    collected, asked = order, requested
+    expensive = [] if bound else expensive_candidates(order, requested)
+    order, requested = rewrite(order, requested + expensive, _layout)
+    materialized = [] if bound else materialized_candidates(order, requested, collected)
+    requested = requested + materialized
+    keep = keep_watch(collected, asked, expensive, materialized)
     groups = fuse(order, requested, _fusable, lambda n: _layout(n) if n.buffer is not None else None)
     steps, n_slots, outputs, inputs = assign_slots(order, groups, requested)
     _check_memory(steps)
@@ -114,23 +128,43 @@ def build_plan(order, requested, bound=False):
     return Plan(n_slots, segments, outputs, [g.program for g in groups], size, inputs if bound else None, keep)
 
 
-def keep_candidates(order, requested):
-    """The expensive nodes of `order` (a collect order) that a force may keep:
-    (their positions, watch). `watch` holds (position, references from the
-    graph, positions of its watched users) for every node computed from a
-    candidate up to the requested ones, users first. At a force, a watched
-    node with more references than the graph's is held by something else,
-    and then so is every candidate below it. Positions and counts follow
-    from the graph's structure, which the plan key fixes.
-    """
+def expensive_candidates(order, requested):
+    """The expensive nodes of `order` (KEPT_KINDS) that a force may keep."""
     wanted = set(requested)
-    candidates = [n for n in order if n.buffer is None and n.op.kind in KEPT_KINDS and n not in wanted]
-    if not candidates:
+    return [n for n in order if n.buffer is None and n.op.kind in KEPT_KINDS and n not in wanted]
+
+
+def materialized_candidates(order, requested, collected):
+    """The cheap nodes of the rewritten `order`, also in the `collected` one,
+    that the plan computes into a buffer of their own because a user outside
+    fusion reads them (a slice, a product): a force may keep them."""
+    wanted = set(requested)
+    users = users_of(order)
+    seen = set(collected)
+    return [n for n in order
+            if n.buffer is None and n in seen and n not in wanted and n.op.kind not in _NOT_MATERIALIZED
+            and any(u.op.kind not in _FUSED_KINDS for u in users.get(n, ()))]
+
+
+def keep_watch(order, requested, expensive, materialized):
+    """What a force checks to keep candidates: (candidates, watch), or ().
+
+    A candidate is (position in `order`, the collect order; through): an
+    expensive one is kept when it or a lazy node computed from it is held
+    (`through`), a materialized one only when held itself. `watch` holds
+    (position, references from the graph, positions of its watched users)
+    for every candidate and every node computed from an expensive one up to
+    the requested ones, users first. At a force, a watched node with more
+    references than the graph's is held by something else. Positions and
+    counts follow from the graph's structure, which the plan key fixes.
+    """
+    if not expensive and not materialized:
         return ()
+    wanted = set(requested)
     position = {n: i for i, n in enumerate(order)}
     users = users_of(order)
-    watched = set(candidates)
-    stack = list(candidates)
+    watched = set(expensive) | set(materialized)
+    stack = list(expensive)
     while stack:
         for user in users.get(stack.pop(), ()):
             if user not in watched and user not in wanted:
@@ -138,18 +172,27 @@ def keep_candidates(order, requested):
                 stack.append(user)
     watch = tuple((position[n], len(users.get(n, ())), tuple(position[u] for u in users.get(n, ()) if u in watched))
                   for n in sorted(watched, key=position.get, reverse=True))
-    return tuple(position[n] for n in candidates), watch
+    candidates = [(position[n], True) for n in expensive] + [(position[n], False) for n in materialized]
+    return tuple(candidates), watch
+
+
+# Users that a producer may fuse with: any other user makes it a buffer of its own.
+_FUSED_KINDS = (ELEMENTWISE, REDUCE)
+# Views (no buffer of their own), and leaves a computation binds.
+_NOT_MATERIALIZED = (MOVEMENT, BOUND, STATE)
 
 
 def _kept(order, keep, slots):
     """(node, slot) of each candidate of `keep` (whose results fill `slots`)
-    that something outside the graph refers to, directly or through a lazy
-    node computed from it."""
+    that something outside the graph refers to (an expensive one: directly
+    or through a lazy node computed from it)."""
     candidates, watch = keep
-    held = {}
+    held, through_users = {}, {}
     for position, refs, users in watch:
-        held[position] = extra_references(order, position) > refs or any(held[u] for u in users)
-    return [(order[p], slot) for p, slot in zip(candidates, slots) if held[p]]
+        held[position] = extra_references(order, position) > refs
+        through_users[position] = held[position] or any(through_users[u] for u in users)
+    return [(order[p], slot) for (p, through), slot in zip(candidates, slots)
+            if (through_users if through else held)[p]]
 
 
 def _physical_memory():
@@ -192,23 +235,34 @@ def _unbound_message(node):
             f"transformer.computation(results, *placeholders) and pass its value when calling it")
 
 
+def plan_bytes(plan):
+    """The memory a cached plan holds (see PLAN_BYTES)."""
+    return PLAN_BYTES + NODE_BYTES * plan.size
+
+
 def _cache(key, plan):
-    global _cached_nodes
-    if _cached_nodes + plan.size > PLAN_CACHE_NODES:
+    global _cached_bytes
+    nbytes = plan_bytes(plan)
+    if _cached_bytes + nbytes > PLAN_CACHE_BYTES:
         for old in sorted(_plans, key=lambda k: _plans[k].used):
-            _cached_nodes -= _plans.pop(old).size
-            if _cached_nodes + plan.size <= PLAN_CACHE_NODES * 3 // 4:
+            _cached_bytes -= plan_bytes(_plans.pop(old))
+            if _cached_bytes + nbytes <= PLAN_CACHE_BYTES * 3 // 4:
                 break
     _plans[key] = plan
-    _cached_nodes += plan.size
+    _cached_bytes += nbytes
+
+
+def cached_plans():
+    """(number of cached plans, the bytes they hold)."""
+    return len(_plans), _cached_bytes
 
 
 def clear_plan_cache():
     """Forget every cached plan (tests that count plans built start here)."""
-    global _cached_nodes
+    global _cached_bytes
     with _lock:
         _plans.clear()
-        _cached_nodes = 0
+        _cached_bytes = 0
 
 
 def plan_for(nodes):
