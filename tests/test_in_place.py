@@ -216,3 +216,22 @@ def test_a_value_nobody_holds_is_not_kept(counters):
     x = xp.asarray(np.arange(10.0))
     first = [float((x * 0.5 + 1.0)[3]) for _ in range(2)]
     assert first == [2.5, 2.5] and counters["results_kept"] == 0
+
+
+def test_an_update_of_a_computed_value_in_a_plan_writes_into_it(monkeypatch):
+    a = np.random.default_rng(4).standard_normal((6, 6))
+    x = xp.asarray(a)
+    before = xp.exp(x) * 2.0
+    d = xp.exp(x) * 2.0
+    d[0, 0] = 0.0                   # lazy
+    copies = []
+    real_array = np.array
+    monkeypatch.setattr(np, "array", lambda b, *r, **k: copies.append(np.shape(b)) or real_array(b, *r, **k))
+    d[1, 1] = 0.0                   # forces exp, multiply and the first update: one plan
+    monkeypatch.undo()
+    expected = np.exp(a) * 2.0
+    expected[[0, 1], [0, 1]] = 0.0
+    np.testing.assert_array_equal(np.asarray(d), expected)
+    assert copies == []             # the group's result died at the update: written in place
+    np.testing.assert_array_equal(np.asarray(x), a)
+    np.testing.assert_array_equal(np.asarray(before), np.exp(a) * 2.0)

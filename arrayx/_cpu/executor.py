@@ -5,6 +5,7 @@ import numpy as np
 
 from ..dtypes import FROM_NUMPY
 from ..executors.base import Executor
+from ..references import extra_references
 from ..graph.primitives import FUSED_OP, PRIMITIVES
 from . import memory
 from .errors import ignoring_errors
@@ -98,6 +99,10 @@ class CPUExecutor(Executor):
     def compile(self, steps, drops):
         program = []
         for step, drop, into in zip(steps, drops, _reused_buffers(steps, drops)):
+            # An update whose array dies here but may be shared (a fused
+            # group's result, a plan input) writes in place when, at run
+            # time, the slot holds the only reference and the memory is its own.
+            in_place = None
             if step.op is FUSED_OP:
                 fn = FusedKernel(step.attrs[0]).function
             elif into is not None and step.op.name in UPDATES:
@@ -106,11 +111,16 @@ class CPUExecutor(Executor):
                 fn = IMPLS[step.op.name](step)
                 if into is not None:
                     fn = _writing_into(fn, into)
-            program.append((fn, step.args, step.out, drop))
+                elif step.op.name in UPDATES and step.args[0] in drop and step.args[0] not in step.args[1:]:
+                    in_place = UPDATES[step.op.name](step)
+            program.append((fn, step.args, step.out, drop, in_place))
+        owns_memory = self.owns_memory
 
         @ignoring_errors
         def run(slots):
-            for fn, args, out, drop in program:
+            for fn, args, out, drop, in_place in program:
+                if in_place is not None and extra_references(slots, args[0]) == 0 and owns_memory(slots[args[0]]):
+                    fn = in_place
                 n = len(args)
                 if n == 1:
                     result = fn(slots[args[0]])
@@ -119,10 +129,11 @@ class CPUExecutor(Executor):
                 else:
                     result = fn(*[slots[i] for i in args])
                 if out.__class__ is tuple:   # a fused group with several outputs
-                    for o, r in zip(out, result):
-                        slots[o] = r
+                    for k, o in enumerate(out):
+                        slots[o] = result[k]
                 else:
                     slots[out] = result
+                result = None   # the slots hold the results alone (see in_place)
                 for i in drop:
                     slots[i] = None
         return run

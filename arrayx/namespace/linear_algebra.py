@@ -164,6 +164,8 @@ def vecdot(x1, x2, /, *, axis=-1):
     batch = broadcast_shapes("vecdot", batch1, batch2)
     if n1.dtype in dt.COMPLEX:
         n1 = make(P["conj"], (n1,))
+    if len(s1) == len(s2) == 1:
+        return wrap(make(P["matmul"], (n1, n2)))   # two vectors: matmul's dot, one node
     # Move the axis last, then (..., 1, n) @ (..., n, 1): matmul broadcasts the
     # batch axes without materializing the broadcast product.
     n = s1[axis]

@@ -53,7 +53,7 @@ from ..graph.primitives import BOUND, ELEMENTWISE, EVALUATED, KEPT_KINDS, MOVEME
 from .collect import collect
 from .fuse import fuse
 from .lower import lower, transfer
-from .references import extra_references
+from ..references import extra_references
 from .rewrite import rewrite
 from .slots import assign_slots
 
@@ -176,8 +176,10 @@ def keep_watch(order, requested, expensive, materialized):
     return tuple(candidates), watch
 
 
-# Users that a producer may fuse with: any other user makes it a buffer of its own.
-_FUSED_KINDS = (ELEMENTWISE, REDUCE)
+# Users that a producer may fuse with, and updates (which may write into
+# their input when nothing else holds it): any other user makes the producer
+# a buffer of its own.
+_FUSED_KINDS = (ELEMENTWISE, REDUCE, UPDATE)
 # Views (no buffer of their own), and leaves a computation binds.
 _NOT_MATERIALIZED = (MOVEMENT, BOUND, STATE)
 
