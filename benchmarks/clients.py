@@ -384,6 +384,56 @@ def measure(workload, size_class, rounds, target):
     return max(host, key=np.size).shape, statistics.median(numpy), speedups
 
 
+# Targets of single patterns the workloads above are made of.
+
+def fill_diagonal(xp):
+    """1000 element writes into a 1000x1000 array, then one read."""
+    X = xp.ones((1000, 1000))
+    for i in range(1000):
+        X[i, i] = 0.0
+    return np.asarray(X)
+
+
+def tiny_read(xp, x):
+    """A tiny expression read back as a Python float."""
+    return float(xp.sum(x * 2.0 + 1.0))
+
+
+def resident_mb():
+    """The process's resident memory in MB (Linux), or None."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def plan_memory(shapes):
+    """The process's growth (MB) while arrayx evaluates one small expression
+    at `shapes` distinct lengths: the plan cache's footprint."""
+    arrayx.eval(arrayx.sum(arrayx.sin(arrayx.ones(1)) * 2.0))
+    before = resident_mb()
+    for n in range(2, shapes + 2):
+        x = arrayx.asarray(np.ones(n))
+        float(arrayx.sum(arrayx.sin(x) * 2.0 + x))
+    after = resident_mb()
+    return None if before is None else after - before
+
+
+def targets(rounds):
+    """Issue 23's single-pattern targets, NumPy and arrayx interleaved."""
+    print("\nTargets (NumPy and arrayx interleaved; median of rounds)")
+    for name, fn, args in (("1000 x X[i, i] = 0.0 on 1000x1000, one read", fill_diagonal, ()),
+                           ("sum(x * 2.0 + 1.0) of 10 elements, float()", tiny_read, (np.arange(10.0),))):
+        calls = [partial(fn, xp, *[xp.asarray(a) for a in args]) for xp in (np, arrayx)]
+        counts = [max(1, round(0.05 / max(timed(c)[1], 1e-9))) for c in calls]
+        numpy, ours = (statistics.median(t) for t in interleaved(calls, counts, rounds))
+        print(f"  {name:<48}numpy {fmt_time(numpy):>9}  arrayx {fmt_time(ours):>9}  arrayx/numpy {ours / numpy:.1f}x")
+    growth = plan_memory(10_000)
+    shown = "-" if growth is None else f"{growth:.0f} MB"
+    print(f"  {'10^4 lengths of sum(sin(x) * 2.0 + x): growth':<48}{shown:>15}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds")
@@ -419,6 +469,7 @@ def main():
     for size_class, by_label in ratios.items():
         means = [statistics.geometric_mean(by_label[label]) for label in ("arrayx", "strict")]
         print(f"{size_class:<8}{len(by_label['arrayx']):>6}{means[0]:>8.2f}{means[1]:>8.2f}")
+    targets(rounds["small"])
     print(f"\nTotal time: {time.perf_counter() - start:.0f} s")
 
 
