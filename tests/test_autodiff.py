@@ -334,6 +334,168 @@ def test_rules_are_differentiable_again(case):
         np.testing.assert_allclose(np.asarray(g), e, rtol=FD_RTOL, atol=FD_RTOL * scale, err_msg=f"argument {k}")
 
 
+MULTI_INPUT_CASES = [(c, k) for c in CASES if len(c.shapes) > 1 for k in range(len(c.shapes))]
+
+
+@pytest.mark.parametrize("case, k", MULTI_INPUT_CASES, ids=[f"{c.id}-arg{k}" for c, k in MULTI_INPUT_CASES])
+def test_one_operand_alone_matches_finite_differences(case, k):
+    """Differentiating one operand, the rules build no cotangent for the others (`needs`):
+    the one they build must still be right. Same inputs, loss and tolerance as the table."""
+    rng = np.random.default_rng(zlib.crc32(case.id.encode()))
+    inputs = case.sample(rng)
+    w = xp.asarray(_weights(case, inputs, rng))
+    loss = _loss(case, w)
+    got = grad(loss, argnums=k)(*(xp.asarray(a) for a in inputs))
+    expected = _central_differences(loss, inputs)
+    scale = max(1.0, max(float(np.max(np.abs(e))) for e in expected))
+    np.testing.assert_allclose(np.asarray(got), expected[k], rtol=FD_RTOL, atol=FD_RTOL * scale)
+
+
+# ---------------------------------------------------------------- what the sweep builds
+
+def _updated(a, v):
+    y = a * 1.0
+    y[1:, :] = v   # one update of a lazy array: an update_slice node
+    return y
+
+
+def _built_sides(make_node, n_inputs):
+    """For each input k: which cotangents a node's rule builds (not None, and not g itself,
+    which costs nothing) when the sweep wants only input k."""
+    from arrayx.autodiff.rules import VJP
+    node = make_node()._node
+    g = xp.ones(node.shape, dtype=node.dtype)
+    sides = [VJP[node.op.name](g, node, tuple(i == k for i in range(n_inputs))) for k in range(n_inputs)]
+    return node.op.name, [[c is not None and c is not g for c in side] for side in sides]
+
+
+def test_rules_build_only_the_cotangents_the_sweep_needs():
+    a, b = xp.asarray([[0.5, -1.0], [2.0, 0.25]]), xp.asarray([[1.5, 0.75], [-0.5, 2.0]])
+    v = xp.asarray([1.0, 2.0])
+    binary_nodes = {
+        "multiply": lambda: a * b, "divide": lambda: a / b, "subtract": lambda: a - b,
+        "pow": lambda: xp.abs(a) ** b, "atan2": lambda: xp.atan2(a, b), "hypot": lambda: xp.hypot(a, b),
+        "logaddexp": lambda: xp.logaddexp(a, b), "remainder": lambda: xp.remainder(a, b),
+        "maximum": lambda: xp.maximum(a, 0.0), "minimum": lambda: xp.minimum(a, b),
+        "matmul": lambda: a @ b, "solve": lambda: xp.linalg.solve(a, b),
+        "update_slice": lambda: _updated(a, v),
+    }
+    for name, make_node in [*binary_nodes.items(), ("matmul", lambda: v @ a), ("matmul", lambda: a @ v),
+                            ("matmul", lambda: v @ v), ("solve", lambda: xp.linalg.solve(a, v))]:
+        op, built = _built_sides(make_node, 2)
+        assert op == name
+        assert not built[0][1] and not built[1][0], name
+        assert built[1][1] and (built[0][0] or name in ("subtract", "remainder")), name   # a's is g there
+    op, built = _built_sides(lambda: xp.where(a > 0.0, a, b), 3)
+    assert op == "where" and built[1:] == [[False, True, False], [False, False, True]]
+    op, built = _built_sides(lambda: xp.concat([a, b, a * 2.0]), 3)
+    assert op == "concat" and built == [[True, False, False], [False, True, False], [False, False, True]]
+
+
+def test_reduction_cotangents_broadcast_back_exactly():
+    """A sum's cotangent is g spread over the reduced axes; a mean's is g / n. Closed forms in
+    float32, computed as the rules do (one division 1 / n in the dtype, then one product):
+    equality, not closeness."""
+    rng = np.random.default_rng(3)
+    x = xp.asarray(rng.standard_normal((2, 3, 4)), dtype=xp.float32)
+    w_np = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    w = xp.asarray(w_np)
+    for axis, w_shape, spread in [(0, (3, 4), lambda c: c[None]),          # leading axes: no reshape
+                                  (1, (2, 4), lambda c: c[:, None, :]),    # a middle axis
+                                  ((0, 2), (3,), lambda c: c[None, :, None]),
+                                  (None, (), lambda c: c)]:
+        c_np = rng.standard_normal(w_shape).astype(np.float32)
+        g = grad(lambda v: xp.sum(xp.sum(v, axis=axis) * xp.asarray(c_np)))(x)
+        np.testing.assert_array_equal(np.asarray(g), np.broadcast_to(spread(c_np), (2, 3, 4)))
+    # mean of row sums: the mean's g / n spreads from a 0-d value straight to (2, 3, 4)
+    g = grad(lambda v: xp.mean(xp.sum(v * w, axis=2)))(x)
+    assert g.dtype == xp.float32
+    np.testing.assert_array_equal(np.asarray(g), (np.float32(1.0) / np.float32(6.0)) * w_np)
+    g = grad(lambda v: xp.mean(xp.sum(v * w, axis=(0, 2), keepdims=True)))(x)
+    np.testing.assert_array_equal(np.asarray(g), (np.float32(1.0) / np.float32(3.0)) * w_np)
+
+
+def test_broadcast_operands_get_their_cotangents_summed():
+    """Biases: an operand added to a (2, 3, 4) value gets the cotangent summed over the axes
+    broadcasting added (leading), stretched (size 1), or both. Integer-valued: every sum is exact."""
+    c_np = np.arange(24.0).reshape(2, 3, 4) - 7.0
+    x, c = xp.asarray(np.ones((2, 3, 4))), xp.asarray(c_np)
+    for shape, expected in [((4,), c_np.sum(axis=(0, 1))), ((3, 4), c_np.sum(axis=0)),
+                            ((1, 4), c_np.sum(axis=(0, 1))[None]), ((2, 1, 4), c_np.sum(axis=1, keepdims=True)),
+                            ((2, 3, 4), c_np)]:
+        g = grad(lambda b: xp.sum((x + b) * c))(xp.asarray(np.zeros(shape)))
+        assert g.shape == shape
+        np.testing.assert_array_equal(np.asarray(g), expected)
+
+
+def test_seed_cotangents():
+    """The sweep starts from ones: a scalar 1 in the output's dtype, shared as a view."""
+    x32 = xp.asarray(np.float32(2.5))
+    g = grad(lambda v: v)(x32)
+    assert g.dtype == xp.float32 and float(g) == 1.0
+    y = xp.asarray(np.arange(6.0, dtype=np.float32).reshape(2, 3))
+    (g,) = gradients(y, [y])
+    assert g.shape == (2, 3) and g.dtype == xp.float32
+    np.testing.assert_array_equal(np.asarray(g), np.ones((2, 3), dtype=np.float32))
+    (g,) = gradients(y * 3.0, [y])
+    np.testing.assert_array_equal(np.asarray(g), np.full((2, 3), 3.0, dtype=np.float32))
+
+
+def _mlp_loss(w1, w2, x, y):
+    z = xp.maximum(x @ w1, 0.0) @ w2
+    top = xp.max(z, axis=1, keepdims=True)
+    lse = top + xp.log(xp.sum(xp.exp(z - top), axis=1, keepdims=True))
+    return xp.mean(xp.sum(y * (lse - z), axis=1))
+
+
+def _mlp_data(dtype=np.float64):
+    rng = np.random.default_rng(11)
+    w1, w2 = rng.standard_normal((20, 8)) * 0.3, rng.standard_normal((8, 5)) * 0.3
+    x, y = rng.standard_normal((6, 20)), np.eye(5)[rng.integers(0, 5, 6)]
+    return tuple(a.astype(dtype) for a in (w1, w2, x, y))
+
+
+def test_mlp_gradient_matches_the_hand_written_backward():
+    """The softmax cross-entropy MLP of benchmarks/clients.py (mlp_loss) against its backward
+    pass written out (sgd_by_hand). Random inputs, so no pre-activation is exactly 0 and the
+    ReLU's tie never arises. Both are float64 sums of a few dozen terms in different orders:
+    1e-13 relative to the largest entry is ~500 eps."""
+    w1, w2, x, y = _mlp_data()
+    pre = x @ w1
+    assert np.all(pre != 0.0)
+    h = np.maximum(pre, 0.0)
+    e = np.exp(h @ w2 - np.max(h @ w2, axis=1, keepdims=True))
+    dz = (e / np.sum(e, axis=1, keepdims=True) - y) / x.shape[0]
+    expected = (x.T @ np.where(pre > 0, dz @ w2.T, 0.0), h.T @ dz)
+    got = grad(_mlp_loss, argnums=(0, 1))(*(xp.asarray(a) for a in (w1, w2, x, y)))
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(np.asarray(g), e, rtol=0, atol=1e-13 * np.max(np.abs(e)))
+
+
+def test_grad_computes_its_forward_pass_with_the_gradients():
+    """grad computes nothing at the call: the forward values and the gradients come from one
+    force point, where they are needed. value_and_grad computes the value at the call."""
+    w1, w2, x, y = (xp.asarray(a) for a in _mlp_data())
+    before = xp.debug.counters["realizations"]
+    g1, g2 = grad(_mlp_loss, argnums=(0, 1))(w1, w2, x, y)
+    assert xp.debug.counters["realizations"] == before
+    xp.eval(g1, g2)
+    assert xp.debug.counters["realizations"] == before + 1
+    value, (h1, h2) = value_and_grad(_mlp_loss, argnums=(0, 1))(w1, w2, x, y)
+    assert xp.debug.counters["realizations"] == before + 2
+    np.testing.assert_array_equal(np.asarray(h1), np.asarray(g1))   # the same graph, computed alike
+    np.testing.assert_array_equal(np.asarray(h2), np.asarray(g2))
+    np.testing.assert_allclose(float(value), float(_mlp_loss(w1, w2, x, y)), rtol=1e-15)
+
+
+def test_identity_of_an_evaluated_array_is_a_view():
+    # grad's per-argument identity nodes cost no step in the gradients' plan
+    x = xp.asarray([1.0, 2.0, 3.0])
+    before = xp.debug.counters["steps_run"]
+    np.testing.assert_array_equal(np.asarray(identity(x)), [1.0, 2.0, 3.0])
+    assert xp.debug.counters["steps_run"] == before
+
+
 # ---------------------------------------------------------------- casts
 
 def test_astype_between_float32_and_float64():
@@ -387,6 +549,33 @@ def test_maximum_minimum_clip_ties_split_evenly():
     # at a clip bound x gets half
     g = grad(lambda x: xp.sum(xp.clip(x, 1.0, 2.0)))(xp.asarray([0.0, 1.0, 1.5, 2.0, 3.0]))
     np.testing.assert_array_equal(np.asarray(g), [0.0, 0.5, 1.0, 0.5, 0.0])
+
+
+@pytest.mark.parametrize("dtype", [xp.float32, xp.float64], ids=["float32", "float64"])
+def test_maximum_minimum_with_a_scalar_operand(dtype):
+    """maximum(x, 0.0) (a ReLU) and friends, whose rule builds only x's side: x gets all of g
+    where it wins, half on a tie, none where it loses. A NaN makes both comparisons false,
+    and then g goes to the second operand: none to x in maximum(x, 0.0), all of it in
+    maximum(0.0, x). The shares 1, 1/2 and 0 times g are exact in binary floating point:
+    equality, not closeness."""
+    x_np = np.array([-1.5, 0.0, 2.0, np.nan, np.inf, -np.inf, -0.0])
+    w_np = np.array([3.0, 5.0, 7.0, 11.0, 13.0, 17.0, 19.0])
+    x, w = xp.asarray(x_np, dtype=dtype), xp.asarray(w_np, dtype=dtype)
+    for f, share in [
+        (lambda v: xp.maximum(v, 0.0), [0.0, 0.5, 1.0, 0.0, 1.0, 0.0, 0.5]),
+        (lambda v: xp.maximum(0.0, v), [0.0, 0.5, 1.0, 1.0, 1.0, 0.0, 0.5]),   # the scalar first
+        (lambda v: xp.minimum(v, 0.0), [1.0, 0.5, 0.0, 0.0, 0.0, 1.0, 0.5]),
+        (lambda v: xp.minimum(v, xp.asarray(0.0, dtype=dtype)), [1.0, 0.5, 0.0, 0.0, 0.0, 1.0, 0.5]),
+    ]:
+        g = grad(lambda v: xp.sum(f(v) * w))(x)
+        assert g.dtype == dtype
+        np.testing.assert_array_equal(np.asarray(g), (np.array(share) * w_np).astype(g.dtype.name))
+    # the 0-d operand differentiated too: it gets the rest of each element's g, summed
+    # (integer-valued weights: the sums are exact)
+    c = xp.asarray(0.0, dtype=dtype)
+    gx, gc = grad(lambda v, c: xp.sum(xp.maximum(v, c) * w), argnums=(0, 1))(x, c)
+    np.testing.assert_array_equal(np.asarray(gx), np.array([0.0, 2.5, 7.0, 0.0, 13.0, 0.0, 9.5]))
+    assert gc.dtype == dtype and float(gc) == 3.0 + 2.5 + 11.0 + 17.0 + 9.5
 
 
 def test_kinks_at_zero():

@@ -15,9 +15,9 @@ from graph nodes, so they evaluate lazily and can be differentiated again.
 import numbers
 
 from .. import dtypes as dt
-from ..graph.node import Node, retain_history, tracing
+from ..graph.node import retain_history, tracing
 from ..namespace.array_object import Array
-from ..namespace.build import P, make, wrap
+from ..namespace.build import P, make, movement_node, wrap
 from ..scheduler.schedule import realize
 from .backward import backward, ones_for, zeros_for
 
@@ -36,9 +36,10 @@ def identity(x):
     """x through a new identity node: a separate value to differentiate with
     respect to (each differentiated argument gets its own node, even when one
     array is passed twice), whose gradient still flows on to x for an
-    enclosing differentiation (that is what makes grad(grad(f)) work)."""
+    enclosing differentiation (that is what makes grad(grad(f)) work). Over
+    an evaluated x it is a view, evaluated at once: no step to run."""
     node = x._node
-    return Array._new(Node(P["reshape"], (node,), (node.shape,), node.shape, node.dtype, node.device))
+    return Array._new(movement_node(P["reshape"], node, (node.shape,), node.shape, node.dtype))
 
 
 def _realize_arguments(args):
@@ -51,8 +52,11 @@ def _realize_arguments(args):
     compute it again. Inside an enclosing grad the scope is retained anyway,
     so the outer gradient still sees the path to x.
     """
-    if not tracing():   # a traced function's arguments are placeholders, with no value yet
-        realize([a._node for a in args if isinstance(a, Array) and a._node.buffer is None])
+    if tracing():   # a traced function's arguments are placeholders, with no value yet
+        return
+    lazy = [a._node for a in args if isinstance(a, Array) and a._node.buffer is None]
+    if lazy:
+        realize(lazy)
 
 
 def _argnums(argnums, n_args, name):
@@ -98,8 +102,12 @@ def value_and_grad(f, argnums=0):
     """A function returning (f(*args), gradient of f with respect to args[argnums]).
 
     f must return a 0-d real floating array. With a tuple `argnums` the gradient
-    is a tuple.
+    is a tuple. The value is computed at once; the gradients stay lazy.
     """
+    return _value_and_grad(f, argnums, compute_value=True)
+
+
+def _value_and_grad(f, argnums, compute_value):
     def value_and_grad_f(*args, **kwargs):
         nums = _argnums(argnums, len(args), "grad")
         for i in nums:
@@ -117,17 +125,25 @@ def value_and_grad(f, argnums=0):
                 raise TypeError(f"grad: f must return a 0-d array (a scalar loss), got {shape}")
             if y.dtype not in dt.CATEGORIES["real floating"]:
                 raise TypeError(f"grad: f returned dtype {y.dtype}; expected a real floating dtype")
-            if not tracing():
-                realize([y._node])
             found = backward(y._node, targets, ones_for(y._node))
+            if compute_value and not tracing():
+                # After the sweep: the gradients' graph now holds the forward's
+                # expensive intermediates (matmuls...), so this force keeps them
+                # for the gradients' force instead of leaving them to be computed again.
+                realize([y._node])
         grads = tuple(g if g is not None else zeros_for(t) for g, t in zip(found, targets))
         return y, (grads[0] if isinstance(argnums, numbers.Integral) else grads)
     return value_and_grad_f
 
 
 def grad(f, argnums=0):
-    """A function returning the gradient of scalar-valued f with respect to args[argnums]."""
-    value_and_grad_f = value_and_grad(f, argnums)
+    """A function returning the gradient of scalar-valued f with respect to args[argnums].
+
+    Nothing is computed at the call: the forward pass runs with the gradients,
+    at their force point (in a training loop, where the next step evaluates
+    its arguments), so each step computes each forward value once.
+    """
+    value_and_grad_f = _value_and_grad(f, argnums, compute_value=False)
 
     def grad_f(*args, **kwargs):
         return value_and_grad_f(*args, **kwargs)[1]

@@ -11,6 +11,7 @@ import warnings
 from .. import dtypes as dt
 from ..namespace.array_object import Array
 from ..namespace import creation
+from ..namespace.build import broadcast_node, scalar_node, wrap
 from . import rules
 
 
@@ -18,7 +19,8 @@ def history_order(output):
     """Nodes below `output` through their recorded history, inputs first.
 
     Unlike the scheduler's traversal this descends into realized nodes that
-    kept their history (see graph.node.retain_history). Iterative.
+    kept their history (see graph.node.retain_history). Iterative. Nodes hash
+    by identity, so they are their own keys here and in `backward`.
     """
     order = []
     seen = set()
@@ -28,12 +30,12 @@ def history_order(output):
         if expanded:
             order.append(node)
             continue
-        if id(node) in seen:
+        if node in seen:
             continue
-        seen.add(id(node))
+        seen.add(node)
         stack.append((node, True))
         for child in reversed(node.inputs):
-            if id(child) not in seen:
+            if child not in seen:
                 stack.append((child, False))
     return order
 
@@ -42,35 +44,43 @@ def differentiable(dtype):
     return dtype in dt.CATEGORIES["real floating"]
 
 
+_NO_COTANGENT = dt.CATEGORIES["integer or bool"]
+
+
 def backward(output, targets, cotangent):
     """Cotangents of `targets` (nodes) for `cotangent` flowing into `output` (a node).
 
     Returns one Array or None (no path) per target. Cotangents flow only into
-    nodes that depend on a target. A node on such a path whose primitive has
-    no rule and is not known to be non-differentiable raises TypeError, as
-    does a complex intermediate: neither silently drops the gradient.
+    nodes that depend on a target, and a rule is told which of its inputs
+    those are (`needs`), so it builds nothing for the others. A node on such
+    a path whose primitive has no rule and is not known to be
+    non-differentiable raises TypeError, as does a complex intermediate:
+    neither silently drops the gradient.
     """
     order = history_order(output)
-    wanted = {id(t) for t in targets}
+    wanted = set(targets)
     relevant = set(wanted)
     for node in order:
-        if any(id(child) in relevant for child in node.inputs):
-            relevant.add(id(node))
+        for child in node.inputs:
+            if child in relevant:
+                relevant.add(node)
+                break
     found = {}
-    pending = {id(output): cotangent}
+    pending = {output: cotangent} if output in relevant else {}
     for node in reversed(order):
-        g = pending.pop(id(node), None)
+        g = pending.pop(node, None)
         if g is None:
             continue
-        if id(node) in wanted:
-            found[id(node)] = g
-        if not node.inputs:
+        if node in wanted:
+            found[node] = g
+        inputs = node.inputs
+        if not inputs:
             continue
         if node.op.name == "select":
             # Cotangents of a multi-output node's outputs gather into one list;
             # its rule receives them together (None for unused outputs).
-            parent = node.inputs[0]
-            slots = pending.setdefault(id(parent), [None] * len(parent.shape))
+            parent = inputs[0]
+            slots = pending.setdefault(parent, [None] * len(parent.shape))
             index = node.attrs[0]
             slots[index] = g if slots[index] is None else slots[index] + g
             continue
@@ -80,28 +90,36 @@ def backward(output, targets, cotangent):
                 continue
             raise TypeError(f"gradients: arrayx cannot differentiate through {node.op.name} "
                             f"(it has no VJP rule)")
-        for child, ct in zip(node.inputs, rule(g, node)):
-            if ct is None or id(child) not in relevant or child.dtype in dt.CATEGORIES["integer or bool"]:
+        # Integer and boolean inputs take no cotangent; a complex one asks for
+        # its cotangent so that the check below can reject it.
+        needs = tuple(child in relevant and child.dtype not in _NO_COTANGENT for child in inputs)
+        for child, need, ct in zip(inputs, needs, rule(g, node, needs)):
+            if not need or ct is None:
                 continue
             if not differentiable(child.dtype):
                 raise TypeError(f"gradients: the path to a differentiated array passes through a "
                                 f"{child.dtype} intermediate; complex intermediates are not differentiable")
             ct = rules.sum_to_shape(ct, child.shape)
-            previous = pending.get(id(child))
-            pending[id(child)] = ct if previous is None else previous + ct
-    # A node evaluated outside retain_history lost its history; a target that
-    # got no gradient may lie below one (or may truly not affect the output).
-    # The arguments below grad's targets (evaluated before its scope) hide nothing.
-    below_targets = {id(i) for t in targets for i in t.inputs}
-    freed = sum(1 for n in order if n.op.name == "evaluated" and id(n) not in wanted
-                and id(n) not in below_targets and differentiable(n.dtype))
-    if freed and any(id(t) not in found for t in targets):
+            previous = pending.get(child)
+            pending[child] = ct if previous is None else previous + ct
+    if len(found) < len(wanted):
+        _warn_if_history_was_freed(order, wanted)
+    return [found.get(t) for t in targets]
+
+
+def _warn_if_history_was_freed(order, wanted):
+    """A node evaluated outside retain_history lost its history; a target that
+    got no gradient may lie below one (or may truly not affect the output).
+    The arguments below grad's targets (evaluated before its scope) hide nothing."""
+    below_targets = {i for t in wanted for i in t.inputs}
+    freed = sum(1 for n in order if n.op.name == "evaluated" and n not in wanted
+                and n not in below_targets and differentiable(n.dtype))
+    if freed:
         warnings.warn(f"gradients: a differentiated array got no gradient, and {freed} floating array(s) "
                       f"below output carry no history (evaluated at a force point outside retain_history, "
                       f"or results of a data-dependent function such as unique_values), so arrays below "
                       f"them get no gradient. Differentiate a function with grad/vjp, or build the graph "
-                      f"inside arrayx.autodiff.retain_history().", stacklevel=3)
-    return [found.get(id(t)) for t in targets]
+                      f"inside arrayx.autodiff.retain_history().", stacklevel=4)
 
 
 def zeros_for(node):
@@ -109,7 +127,9 @@ def zeros_for(node):
 
 
 def ones_for(node):
-    return creation.ones(node.shape, dtype=node.dtype, device=node.device)
+    """Ones like `node`: a realized scalar 1 broadcast as a view, so a gradient's
+    seed is no step of its plan (and a 0-d seed is no node at all)."""
+    return wrap(broadcast_node(scalar_node(1, node.dtype, node.device, "gradients"), node.shape))
 
 
 __all__ = ["backward", "history_order", "differentiable", "zeros_for", "ones_for", "Array"]

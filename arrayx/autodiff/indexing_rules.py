@@ -104,7 +104,7 @@ def _last_writes(shape, arrays, template, device):
 
 
 @rule("gather")
-def _gather_rule(g, node):
+def _gather_rule(g, node, needs):
     template = node.attrs[0]
     arrays = node.inputs[1:]
     base = zeros(node.inputs[0].shape, dtype=g.dtype, device=g.device)
@@ -112,27 +112,30 @@ def _gather_rule(g, node):
 
 
 @rule("scatter_add")
-def _scatter_add_rule(g, node):
+def _scatter_add_rule(g, node, needs):
     template = node.attrs[0]
     arrays = node.inputs[2:]
-    return (g, _gather(g, arrays, template)) + (None,) * len(arrays)
+    return (g, _gather(g, arrays, template) if needs[1] else None) + (None,) * len(arrays)
 
 
 @rule("scatter")
-def _scatter_rule(g, node):
+def _scatter_rule(g, node, needs):
     template = node.attrs[0]
     arrays = node.inputs[2:]
-    zero = scalar_node(0, g.dtype, g.device, "scatter")
-    gx = wrap(make(P["scatter"], (g._node, zero, *arrays), (template,)))
-    gv = _gather(g, arrays, template)
-    if any(item[0] == "array" for item in template):
-        # Integers and slices never repeat a position; index arrays may.
-        gv = ew.where(_last_writes(node.shape, arrays, template, g.device), gv, 0.0)
+    gx = gv = None
+    if needs[0]:
+        zero = scalar_node(0, g.dtype, g.device, "scatter")
+        gx = wrap(make(P["scatter"], (g._node, zero, *arrays), (template,)))
+    if needs[1]:
+        gv = _gather(g, arrays, template)
+        if any(item[0] == "array" for item in template):
+            # Integers and slices never repeat a position; index arrays may.
+            gv = ew.where(_last_writes(node.shape, arrays, template, g.device), gv, 0.0)
     return (gx, gv) + (None,) * len(arrays)
 
 
 @rule("take")
-def _take_rule(g, node):
+def _take_rule(g, node, needs):
     shape = node.inputs[0].shape
     axis = node.attrs[0]
     template = _full_slices(shape[:axis]) + (("array", 0),) + _full_slices(shape[axis + 1:])
@@ -141,7 +144,7 @@ def _take_rule(g, node):
 
 
 @rule("take_along_axis")
-def _take_along_axis_rule(g, node):
+def _take_along_axis_rule(g, node, needs):
     x, indices = node.inputs
     axis = node.attrs[0]
     out = node.shape
@@ -155,7 +158,7 @@ def _take_along_axis_rule(g, node):
 
 
 @rule("diagonal")
-def _diagonal_rule(g, node):
+def _diagonal_rule(g, node, needs):
     shape = node.inputs[0].shape
     offset = node.attrs[0]
     length = node.shape[-1]
@@ -170,7 +173,7 @@ def _diagonal_rule(g, node):
 
 
 @rule("sort")
-def _sort_rule(g, node):
+def _sort_rule(g, node, needs):
     axis, descending = node.attrs
     order = make(P["argsort"], (node.inputs[0],), (axis, descending))    # out[i] = x[order[i]]
     inverse = make(P["argsort"], (order,), (axis, False))                # x[j] = out[inverse[j]]

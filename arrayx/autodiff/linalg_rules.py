@@ -97,13 +97,13 @@ def _times_inverse_transpose(x, r):
 # --- inverses, determinants, systems ---------------------------------------
 
 @rule("inv")
-def _inv(g, node):
+def _inv(g, node, needs):
     y = out(node)
     return (-(y.mT @ g @ y.mT),)
 
 
 @rule("det")
-def _det(g, node):
+def _det(g, node, needs):
     # g * det(x) * inv(x)^T. For an exactly singular x inv fails: evaluating
     # the gradient raises LinAlgError (naming linalg.inv), though the true
     # gradient there is the transposed adjugate.
@@ -111,7 +111,7 @@ def _det(g, node):
 
 
 @rule("slogdet")
-def _slogdet(gs, node):
+def _slogdet(gs, node, needs):
     # Only logabsdet carries a cotangent (sign is piecewise constant):
     # d logabsdet = inv(x)^T; singular x: as for det.
     g = gs[1]
@@ -121,7 +121,7 @@ def _slogdet(gs, node):
 
 
 @rule("solve")
-def _solve(g, node):
+def _solve(g, node, needs):
     # x = a^-1 b: b̄ = a^-T ḡ, ā = -b̄ x^T, both in the broadcast batch shape
     # (the sweep sums them back to each operand's shape).
     a, b = arg(node, 0), arg(node, 1)
@@ -129,15 +129,16 @@ def _solve(g, node):
     if b.ndim == 1:
         # One vector b for every matrix in a: g and x are (..., M).
         gb = la.solve(a.mT, _column(g))                # (..., M, 1)
-        return -(gb * _row(x)), manip.squeeze(gb, axis=-1)
+        return (-(gb * _row(x)) if needs[0] else None,
+                manip.squeeze(gb, axis=-1) if needs[1] else None)
     gb = la.solve(a.mT, g)
-    return -(gb @ x.mT), gb
+    return -(gb @ x.mT) if needs[0] else None, gb if needs[1] else None
 
 
 # --- factorizations --------------------------------------------------------
 
 @rule("cholesky")
-def _cholesky(g, node):
+def _cholesky(g, node, needs):
     c = out(node)
     # upper: x = U^T U with U = L^T, and Ū = L̄^T.
     lower, g_lower = (c.mT, g.mT) if node.attrs[0] else (c, g)
@@ -149,7 +150,7 @@ def _cholesky(g, node):
 
 
 @rule("eigh")
-def _eigh(gs, node):
+def _eigh(gs, node, needs):
     gw, gv = gs
     w, v = _outputs(node)
     inner = None if gw is None else _diag(gw)
@@ -161,7 +162,7 @@ def _eigh(gs, node):
 
 
 @rule("eigvalsh")
-def _eigvalsh(g, node):
+def _eigvalsh(g, node, needs):
     # v diag(g) v^T with the eigenvectors of a second (eigh) node; eigvalsh
     # and eigh order the eigenvalues the same way (ascending).
     v = la.eigh(arg(node, 0)).eigenvectors
@@ -169,13 +170,13 @@ def _eigvalsh(g, node):
 
 
 @rule("svdvals")
-def _svdvals(g, node):
+def _svdvals(g, node, needs):
     u, _, vh = la.svd(arg(node, 0), full_matrices=False)
     return ((u * _row(g)) @ vh,)
 
 
 @rule("svd")
-def _svd(gs, node):
+def _svd(gs, node, needs):
     gu, gs_, gvh = gs
     x = arg(node, 0)
     m, n = x.shape[-2:]
@@ -239,7 +240,7 @@ def _qr_tall(q, r, gq, gr):
 
 
 @rule("qr")
-def _qr(gs, node):
+def _qr(gs, node, needs):
     gq, gr = gs
     x = arg(node, 0)
     m, n = x.shape[-2:]
@@ -267,7 +268,7 @@ def _qr(gs, node):
 
 
 @rule("pinv")
-def _pinv(g, node):
+def _pinv(g, node, needs):
     # Golub-Pereyra, for locally constant rank (full rank, rtol cutting no
     # singular value). With X = pinv(A) and Ḡ = g:
     # Ā = -X^T Ḡ X^T + (I - A X) Ḡ^T X X^T + X^T X Ḡ^T (I - X A).

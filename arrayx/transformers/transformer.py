@@ -211,7 +211,7 @@ class Computation:
         if isinstance(value, Array):
             given = value._realized()
             if given.shape == node.shape and given.dtype == node.dtype and given.device == node.device:
-                return given.buffer   # buffers never change: bound as they are, no copy
+                return given.buffer   # bound as it is: nothing writes a buffer the slots hold
             host = np.asarray(value)
         elif isinstance(value, (bool, int, float, complex, np.ndarray, np.generic)):
             host = np.asarray(value)
