@@ -12,7 +12,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import arrayx as xp
-from arrayx import debug
+from arrayx import debug, executors
+from arrayx._cpu import CPUExecutor
+from arrayx.device import Device
 from arrayx.autodiff import grad
 from arrayx.scheduler.schedule import clear_plan_cache
 
@@ -235,3 +237,22 @@ def test_an_update_of_a_computed_value_in_a_plan_writes_into_it(monkeypatch):
     assert copies == []             # the group's result died at the update: written in place
     np.testing.assert_array_equal(np.asarray(x), a)
     np.testing.assert_array_equal(np.asarray(before), np.exp(a) * 2.0)
+
+
+class _CopyingExecutor(CPUExecutor):
+    """An executor that does not update in place (as the GPU's)."""
+    updates_in_place = False
+
+
+def test_on_an_executor_without_in_place_updates_they_run_in_a_plan(counters):
+    device = Device("cuda:99")   # a name no real device takes
+    executors.register(device, _CopyingExecutor())
+    try:
+        x = xp.asarray(np.zeros(4), device=device) + 1.0
+        np.asarray(x)
+        for i in range(4):
+            x[i] = float(i)
+        assert x._node.buffer is None and counters["updates_in_place"] == 0
+        np.testing.assert_array_equal(np.asarray(x), [0.0, 1.0, 2.0, 3.0])
+    finally:
+        executors.unregister(device)

@@ -17,6 +17,7 @@ VIEWS = frozenset({"slice", "reshape", "permute", "broadcast", "flip"})
 
 class CPUExecutor(Executor):
     name = "cpu"
+    updates_in_place = True
     supports = frozenset(name for name in PRIMITIVES if name in IMPLS or name in DYNAMIC) | {"fused"}
 
     def from_host(self, array, copy=True):

@@ -49,6 +49,9 @@ class Executor(ABC):
 
     name = "abstract"
     supports = frozenset()
+    # Whether `update` and `write_element` write into a buffer nobody else can
+    # see; elsewhere `x[key] = v` stays a node that a plan runs on a copy.
+    updates_in_place = False
 
     @abstractmethod
     def from_host(self, array, copy=True):
@@ -121,10 +124,9 @@ class Executor(ABC):
 
     def update(self, step, buffers):
         """Run the update step `step` (update_slice, scatter, scatter_add) by
-        writing into buffers[0], which nobody else can see; its result, or
-        None where this executor does not update in place (the step then
-        runs in a plan, on a copy)."""
-        return None
+        writing into buffers[0], which nobody else can see; its result
+        (executors with `updates_in_place`)."""
+        raise TypeError(f"the {self.name} executor does not update in place")
 
     def write_element(self, buffer, index, value):
         """buffer[index] = value (a Python scalar or a 0-d buffer of the

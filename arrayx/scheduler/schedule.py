@@ -342,7 +342,7 @@ def write_element(array, index, value):
         return False
     ex = executors.executor_for(node.device)
     buffer = node.buffer
-    if not (ex.owns_memory(buffer) and extra_references((buffer,), 0) == 2):   # node.buffer, `buffer`
+    if not (ex.updates_in_place and ex.owns_memory(buffer) and extra_references((buffer,), 0) == 2):   # node.buffer, `buffer`
         return False
     ex.write_element(buffer, index, value)
     debug.counters["updates_in_place"] += 1
@@ -363,10 +363,13 @@ def update_in_place(node):
     force point), and the later ones write at once. A buffer that shares memory with another
     buffer or with a user's array (a view, `copy=False`), or that another
     object holds, is copied once first. Inside `retain_history()` (autodiff
-    walks the update again) and while tracing, and on an executor that does
-    not update in place, `node` stays lazy.
+    walks the update again) and while tracing, and on an executor without
+    `updates_in_place`, `node` stays lazy.
     """
     if node.op.kind != UPDATE or node.buffer is not None or retaining() or tracing():
+        return
+    ex = executors.executor_for(node.device)
+    if not ex.updates_in_place:
         return
     target = node.inputs[0]
     if target.buffer is None and target.op.kind != UPDATE:
@@ -379,13 +382,10 @@ def update_in_place(node):
         if pending:
             realize(pending)
         target = node.inputs[0]
-        ex = executors.executor_for(node.device)
         if not (ex.owns_memory(target.buffer) and extra_references((target.buffer,), 0) == 1):
             target.buffer = ex.copy(target.buffer)
             target.layout = None
         step = Step(node.op, node.attrs, node.shape, node.dtype, tuple(range(len(node.inputs))), None,
                     node.device, tuple((i.shape, i.dtype) for i in node.inputs))
-        result = ex.update(step, [i.buffer for i in node.inputs])
-        if result is not None:
-            node.realize_as(result, EVALUATED)
-            debug.counters["updates_in_place"] += 1
+        node.realize_as(ex.update(step, [i.buffer for i in node.inputs]), EVALUATED)
+        debug.counters["updates_in_place"] += 1
