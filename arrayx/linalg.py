@@ -97,6 +97,8 @@ def _int_arg(value, name, argname):
 
 def _real_number(value):
     """`value` as a float if it is a real Python/NumPy number (not bool), else None."""
+    if type(value) is int or type(value) is float:   # the common case first
+        return float(value)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
         return None
     return float(value)
@@ -508,6 +510,11 @@ def _vector_norm(node, axes, keepdims, p, name):
     if p == 1:
         return _reduce("sum", make(P["abs"], (node,)), axes, keepdims)
     if p == 2:
+        if len(node.shape) == 1 and not keepdims and node.dtype.kind == "f" and node.buffer is None:
+            # A lazy real vector: its dot with itself, one node instead of a product and its sum
+            # (the scheduler rewrites that sum into this dot; a realized input may be a strided
+            # view, which the rewrite leaves to the fused sum).
+            return _sqrt_safe(make(P["matmul"], (node, node)))
         return _sqrt_safe(_reduce("sum", _abs_squared(node), axes, keepdims))
     exponent = scalar_node(p, real, node.device, name)
     # |x|**p at x = 0 is 0 (p > 0) or inf (p < 0); zero_safe gives it gradient 0, not NaN.

@@ -38,6 +38,9 @@ class CPUExecutor(Executor):
         out.flags.writeable = False
         return out
 
+    def element(self, buffer):
+        return buffer[()]   # host memory: no read-only view needed to read it
+
     def copy(self, buffer):
         return self.from_host(buffer)
 
@@ -122,19 +125,22 @@ class CPUExecutor(Executor):
             for fn, args, out, drop, in_place in program:
                 if in_place is not None and extra_references(slots, args[0]) == 0 and owns_memory(slots[args[0]]):
                     fn = in_place
-                n = len(args)
-                if n == 1:
-                    result = fn(slots[args[0]])
-                elif n == 2:
-                    result = fn(slots[args[0]], slots[args[1]])
-                else:
-                    result = fn(*[slots[i] for i in args])
+                # Results go straight into their slots: the slots hold them alone (see in_place).
                 if out.__class__ is tuple:   # a fused group with several outputs
+                    result = fn(*[slots[i] for i in args])
                     for k, o in enumerate(out):
                         slots[o] = result[k]
+                    result = None
                 else:
-                    slots[out] = result
-                result = None   # the slots hold the results alone (see in_place)
+                    n = len(args)
+                    if n == 1:
+                        slots[out] = fn(slots[args[0]])
+                    elif n == 2:
+                        slots[out] = fn(slots[args[0]], slots[args[1]])
+                    elif n == 3:
+                        slots[out] = fn(slots[args[0]], slots[args[1]], slots[args[2]])
+                    else:
+                        slots[out] = fn(*[slots[i] for i in args])
                 for i in drop:
                     slots[i] = None
         return run

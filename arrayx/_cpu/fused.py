@@ -152,7 +152,6 @@ class FusedKernel:
                 last[a] = k
         self.last = last
         self.reuse = self._whole_array_reuse(elementwise)
-        self.whole_arrays = self._whole_array_function()
         self.registers, self.register_dtypes = self._block_registers(elementwise)
         self.itemsize = max(i.dtype.itemsize for i in body)
         self.broadcast = [i for i, (shape, _, _) in enumerate(group.inputs) if shape not in ((), group.shape)]
@@ -165,6 +164,7 @@ class FusedKernel:
             self.reduce_dtype = reduce_dtype(self.reduction.op.name, self.reduction.dtype)
             self.acc_shape = tuple(1 if j in axes else n for j, n in enumerate(group.shape))
             self.source = self.reduction.args[0]
+        self.whole_arrays = self._whole_array_function()
         self.block = self._block_function(elementwise)
         # The path is chosen once: a cached plan on small arrays then calls
         # the generated whole-array function and nothing else.
@@ -199,12 +199,23 @@ class FusedKernel:
         n_in = self.n_in
         kernels = {}
         lines = [f"def run({', '.join(f'v{i}' for i in range(n_in))}):"]
+        dtypes = [dtype for _, dtype, _ in self.group.inputs] + [i.dtype for i in self.group.body]
         for k, instruction in enumerate(self.group.body):
             args = ", ".join(f"v{a}" for a in instruction.args)
             into = self.reuse[k] if k < len(self.reuse) else None
-            if into is not None:
+            if (instruction.op.name == "where" and self.group.shape == ()
+                    and dtypes[instruction.args[1]] is dtypes[instruction.args[2]] is instruction.dtype):
+                # Of 0-d values np.where costs 1.5 us; picking the value (a NumPy scalar) 0.1, same value and dtype.
+                c, x1, x2 = instruction.args
+                lines.append(f"    v{n_in + k} = (v{x1} if v{c} else v{x2})[()]")
+            elif into is not None:
                 kernels[f"f{k}"] = self.ufuncs[k]
                 lines.append(f"    v{n_in + k} = f{k}({args}, out=v{into})")
+            elif instruction is self.reduction:
+                # The reducer's own call with positional arguments, without the kernel's Python wrapper.
+                kernels.update({f"f{k}": self.reducer.reduce, "axes": self.axes, "dtype": self.reduce_dtype,
+                                "keepdims": self.keepdims})
+                lines.append(f"    v{n_in + k} = f{k}({args}, axes, dtype, None, keepdims)")
             else:
                 kernels[f"f{k}"] = self.fns[k]
                 lines.append(f"    v{n_in + k} = f{k}({args})")

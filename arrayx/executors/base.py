@@ -69,6 +69,10 @@ class Executor(ABC):
     def to_host(self, buffer):
         """A NumPy array with the buffer's contents (read-only, may share memory)."""
 
+    def element(self, buffer):
+        """The one element of a 0-d buffer, as a NumPy scalar."""
+        return self.to_host(buffer)[()]
+
     @abstractmethod
     def copy(self, buffer):
         """A new buffer on this executor with the same contents."""

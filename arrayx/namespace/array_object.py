@@ -92,9 +92,12 @@ class Array:
         return executors.executor_for(node.device).to_host(node.buffer)
 
     def _scalar(self, name, convert):
-        if self.ndim != 0:
-            raise TypeError(f"{name}: only 0-dimensional arrays can be converted, got shape {self.shape}")
-        value = self._host()[()]
+        node = self._node
+        if node.shape != ():
+            raise TypeError(f"{name}: only 0-dimensional arrays can be converted, got shape {node.shape}")
+        if node.buffer is None:
+            realize([node])
+        value = executors.executor_for(node.device).element(node.buffer)
         try:
             return convert(value)
         except (ValueError, OverflowError) as e:  # int(nan), int(inf)
@@ -104,12 +107,12 @@ class Array:
         return self._scalar("__bool__", bool)
 
     def __int__(self):
-        if self.dtype in dt.COMPLEX:
+        if self._node.dtype in dt.COMPLEX:
             raise TypeError("__int__: cannot convert a complex array to int")
         return self._scalar("__int__", int)
 
     def __float__(self):
-        if self.dtype in dt.COMPLEX:
+        if self._node.dtype in dt.COMPLEX:
             raise TypeError("__float__: cannot convert a complex array to float")
         return self._scalar("__float__", float)
 
@@ -216,16 +219,17 @@ class Array:
     def _inplace(self, fn, other):
         if not _operand(other):
             return _foreign(fn, other)
-        result = fn(self, other)
-        if result.dtype != self.dtype:
-            raise TypeError(f"{fn.__name__} (in place): result dtype {result.dtype} differs from the array's {self.dtype}")
-        if result.shape != self.shape:
-            raise ValueError(f"{fn.__name__} (in place): result shape {result.shape} differs from the array's {self.shape}")
-        self._node = result._node
+        result = fn(self, other)._node
+        node = self._node
+        if result.dtype != node.dtype:
+            raise TypeError(f"{fn.__name__} (in place): result dtype {result.dtype} differs from the array's {node.dtype}")
+        if result.shape != node.shape:
+            raise ValueError(f"{fn.__name__} (in place): result shape {result.shape} differs from the array's {node.shape}")
+        self._node = result
         return self
 
 
-_SCALAR_TYPES = (bool, int, float, complex)
+_OPERAND_TYPES = (Array, float, int, bool, complex)
 
 
 def _foreign(fn, other):
@@ -238,7 +242,7 @@ def _foreign(fn, other):
 
 def _operand(x):
     """Whether an operator takes `x` beside an array: an array, a Python or a NumPy scalar."""
-    return type(x) is Array or type(x) in _SCALAR_TYPES or isinstance(x, (Array, np.generic))
+    return type(x) in _OPERAND_TYPES or isinstance(x, (Array, np.generic))
 
 
 def _define_operators():
@@ -253,14 +257,15 @@ def _define_operators():
     compare = {"eq": _ew.equal, "ne": _ew.not_equal, "lt": _ew.less, "le": _ew.less_equal,
                "gt": _ew.greater, "ge": _ew.greater_equal}
     for op, fn in list(table.items()) + list(compare.items()):
+        # The exact types first: a loop body applies operators by the thousand.
         def forward(self, other, /, fn=fn):
-            if _operand(other):
+            if type(other) in _OPERAND_TYPES or _operand(other):
                 return fn(self, other)
             return _foreign(fn, other)
         methods = [("", forward)]
         if op in table:
             def reflected(self, other, /, fn=fn):
-                if _operand(other):
+                if type(other) in _OPERAND_TYPES or _operand(other):
                     return fn(other, self)
                 return _foreign(fn, other)
 

@@ -38,16 +38,20 @@ def wrap(node):
 
 def make(prim, inputs, attrs=()):
     """A node applying `prim` to input nodes (rule-inferred shape/dtype)."""
-    if prim.result is not None and len(inputs) <= 2:
-        # An elementwise node whose operands have the result's shape (one
-        # operand, equal shapes, a 0-d operand such as a Python scalar): the
-        # rule's answer without calling it, and no size check. A loop body
-        # builds such nodes by the thousand.
-        shape, other = inputs[0].shape, inputs[-1].shape
-        if shape == ():
-            shape, other = other, shape
-        if other == shape or other == ():
-            return Node(prim, inputs, attrs, shape, prim.result[inputs[-1].dtype], inputs[0].device)
+    result = prim.result
+    if result is not None:
+        # An elementwise node whose operands have one shape or are 0-d (a
+        # Python scalar is a 0-d node): the rule's answer without calling it,
+        # and no size check. A loop body builds such nodes by the thousand.
+        shape = ()
+        for node in inputs:
+            s = node.shape
+            if s != shape and s != ():
+                if shape != ():
+                    break   # operands that broadcast: the rule's general case
+                shape = s
+        else:
+            return Node(prim, inputs, attrs, shape, result[inputs[-1].dtype], inputs[0].device)
     shape, dtype = prim.rule(prim, inputs, attrs)
     if prim.kind is MOVEMENT and len(inputs) == 1:
         return movement_node(prim, inputs[0], attrs, shape, dtype)
@@ -126,7 +130,7 @@ def scalar_node(value, dtype, device, name):
     kind = type(value)
     # 0.0 == -0.0 and 1 == 1.0 == True: key on the type, and on a zero's sign.
     key = (kind, value, dtype, device, math.copysign(1.0, value) if kind is float and value == 0 else 0)
-    node = _scalar_nodes.get(key) if kind is not complex else None
+    node = _scalar_nodes.get(key)   # complex values are never cached: a miss
     if node is not None:
         return node
     if kind is int:

@@ -62,11 +62,11 @@ def _scalar_beside(name, argname, x, node):
 
 
 def _binary_apply(prim, name, x1, x2):
-    n1, n2 = binary_nodes(name, x1, x2)
-    if n1.dtype not in prim.accepts:
+    inputs = binary_nodes(name, x1, x2)
+    if inputs[0].dtype not in prim.accepts:
         raise TypeError(f"{name}: operands have dtypes {_dtype_of(x1)} and {_dtype_of(x2)}; "
                         f"expected {_category(prim)} dtypes")
-    return wrap(make(prim, (n1, n2)))
+    return wrap(make(prim, inputs))
 
 
 def _dtype_of(x):

@@ -35,9 +35,10 @@ def sum_dtype(node, dtype, name):
         if node.dtype in dt.COMPLEX and dtype not in dt.COMPLEX:
             raise TypeError(f"{name}: cannot accumulate complex {node.dtype} as {dtype}")
         return dtype
-    if node.dtype in dt.SIGNED or node.dtype == dt.bool:
+    kind = node.dtype.kind
+    if kind == "i" or kind == "b":   # signed integers, bool
         return dt.DEFAULT_INT
-    if node.dtype in dt.UNSIGNED:
+    if kind == "u":
         return dt.uint64
     return node.dtype
 
@@ -45,8 +46,10 @@ def sum_dtype(node, dtype, name):
 def accumulate(prim, node, attrs, dtype):
     """`prim` (sum, prod, a scan) over `node` cast to `dtype`, accumulated in
     dtypes.accumulator(dtype) and rounded once to `dtype`."""
-    wide = astype_node(astype_node(node, dtype), dt.accumulator(dtype))
-    return astype_node(make(prim, (wide,), attrs), dtype)
+    wide = dt.accumulator(dtype)
+    if node.dtype is dtype is wide:   # nothing to cast (float64 data, say)
+        return make(prim, (node,), attrs)
+    return astype_node(make(prim, (astype_node(astype_node(node, dtype), wide),), attrs), dtype)
 
 
 def _sum_like(name, x, axis, dtype, keepdims):

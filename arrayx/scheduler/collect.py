@@ -18,8 +18,10 @@ Python's recursion limit) gives, in a single pass over the nodes:
   element is computed at most twice.
 
 This runs at every force point, cached plan or not: it keeps nothing per
-node beyond the stack entry, the order and the key, and a node whose inputs
-were all seen is emitted on its first visit.
+node beyond the stack entry, the order, the key and the input buffers (the
+plan's first slots); a realized input never enters the stack (its user emits
+it on first sight), and a node whose inputs were all seen is emitted on its
+first visit.
 """
 
 from itertools import count
@@ -37,67 +39,66 @@ _visits = count(1)
 
 
 def collect(requested, retaining, layout):
-    """(order, key, inputs, again) for the unrealized nodes `requested`.
+    """(order, key, buffers) for the unrealized nodes `requested`.
 
-    `layout(node)` gives a realized node's buffer layout. `again` lists the
-    nodes a previous force point computed, that feed a node computed here for
-    the first time: the boundary where work would repeat.
+    `layout(node)` gives a realized node's buffer layout; `buffers` holds the
+    realized nodes' buffers in order (the plan's first slots). The nodes a
+    previous force point computed, that feed a node computed here for the
+    first time (the boundary where work would repeat), are appended to
+    `requested`.
     """
     this_force = PINNED if retaining else next(_force_numbers)
     visit = next(_visits)
     order = []
     key = []
-    inputs = []
+    buffers = []
     again = []
-    stack = list(reversed(requested))
+    stack = requested[::-1]   # unrealized nodes only
     push = stack.append
     pop = stack.pop
     while stack:
         node = stack[-1]
-        if node.mark != visit:   # first seen: emit a leaf, or push the unseen inputs
+        if node.mark != visit:   # first seen: push the unseen unrealized inputs, emit the realized ones
             node.mark = visit
-            if node.buffer is not None:
-                pop()
-                node.index = len(order)
-                order.append(node)
-                inputs.append(node)
-                key += (node.shape, node.dtype, node.device, node.layout or layout(node))
-                continue
-            node.index = -1
-            ins = node.inputs
+            fresh = node.computed == 0 and this_force != PINNED
             pushed = False
-            for child in ins:
-                if child.mark != visit:
-                    push(child)
-                    pushed = True
+            for child in node.inputs:
+                if child.buffer is None:
+                    if child.mark != visit:
+                        push(child)
+                        pushed = True
+                    if fresh:
+                        c = child.computed
+                        if c > 0 and c != this_force and child not in again and child not in requested:
+                            again.append(child)
+                elif child.mark != visit:
+                    child.mark = visit
+                    child.index = len(order)
+                    order.append(child)
+                    buffers.append(child.buffer)
+                    key += (child.shape, child.dtype, child.device, child.layout or layout(child))
             if pushed:
+                node.index = -1
                 continue
         elif node.index != -1:   # pushed twice, emitted already
             pop()
             continue
-        else:
-            ins = node.inputs
         pop()
         node.index = len(order)
         order.append(node)
+        ins = node.inputs
         n = len(ins)
-        if n == 1:
-            key += (node.op, node.attrs, node.shape, node.dtype, node.device, ins[0].index)
-        elif n == 2:
+        if n == 2:
             key += (node.op, node.attrs, node.shape, node.dtype, node.device, ins[0].index, ins[1].index)
+        elif n == 1:
+            key += (node.op, node.attrs, node.shape, node.dtype, node.device, ins[0].index)
         else:
             key += (node.op, node.attrs, node.shape, node.dtype, node.device)
             key += [i.index for i in ins]
         if node.computed == 0:
             node.computed = this_force
-            if this_force != PINNED:
-                for i in ins:
-                    c = i.computed
-                    if c > 0 and c != this_force and i.buffer is None and i not in again and i not in requested:
-                        again.append(i)
         elif retaining:
             node.computed = PINNED
-    for n in again:
-        requested.append(n)
-    key.append(tuple([n.index for n in requested]))
-    return order, tuple(key), inputs, again
+    requested += again
+    key.append((requested[0].index,) if len(requested) == 1 else tuple([n.index for n in requested]))
+    return order, tuple(key), buffers

@@ -154,23 +154,28 @@ def keep_watch(order, requested, expensive, materialized):
     (`through`), a materialized one only when held itself. `watch` holds
     (position, references from the graph, positions of its watched users)
     for every candidate and every node computed from an expensive one up to
-    the requested ones, users first. At a force, a watched node with more
+    the requested ones or the next expensive ones, users first. At a force, a watched node with more
     references than the graph's is held by something else. Positions and
     counts follow from the graph's structure, which the plan key fixes.
     """
     if not expensive and not materialized:
         return ()
-    wanted = set(requested)
+    # The watch stops at requested nodes (realized by this force) and at other
+    # expensive ones (held through their own users, they are kept themselves,
+    # so what lies below them is not needed again).
+    stops = set(requested) | set(expensive)
     position = {n: i for i, n in enumerate(order)}
     users = users_of(order)
     watched = set(expensive) | set(materialized)
+    through = set()
     stack = list(expensive)
     while stack:
         for user in users.get(stack.pop(), ()):
-            if user not in watched and user not in wanted:
+            if user not in stops and user not in through:
+                through.add(user)
                 watched.add(user)
                 stack.append(user)
-    watch = tuple((position[n], len(users.get(n, ())), tuple(position[u] for u in users.get(n, ()) if u in watched))
+    watch = tuple((position[n], len(users.get(n, ())), tuple(position[u] for u in users.get(n, ()) if u in through))
                   for n in sorted(watched, key=position.get, reverse=True))
     candidates = [(position[n], True) for n in expensive] + [(position[n], False) for n in materialized]
     return tuple(candidates), watch
@@ -277,34 +282,37 @@ def plan_for(nodes):
 def realize(nodes):
     """Compute the buffers of `nodes` (a force point)."""
     with _lock:
-        requested = [n for n in (nodes if len(nodes) == 1 else dict.fromkeys(nodes)) if n.buffer is None]
+        if len(nodes) == 1:   # one array's force point, the common case
+            requested = [nodes[0]] if nodes[0].buffer is None else []
+        else:
+            requested = [n for n in dict.fromkeys(nodes) if n.buffer is None]
         if not requested:
             return
-        order, key, inputs, _ = collect(requested, retaining(), _layout)
+        order, key, slots = collect(requested, retaining(), _layout)   # slots: the input buffers so far
+        counters = debug.counters
         plan = _plans.get(key)
         if plan is None:
             plan = build_plan(order, requested)
             _cache(key, plan)
-            debug.counters["plans_built"] += 1
+            counters["plans_built"] += 1
         else:
-            debug.counters["plan_cache_hits"] += 1
+            counters["plan_cache_hits"] += 1
         plan.used = next(_uses)
         kept = _kept(order, plan.keep, plan.outputs[len(requested):]) if plan.keep else ()
         del order
-        slots = [n.buffer for n in inputs]
         slots += [None] * (plan.n_slots - len(slots))
-        del inputs
         steps = 0
         for program, n_steps in plan.segments:
             program(slots)
             steps += n_steps
-        debug.counters["realizations"] += 1
-        debug.counters["steps_run"] += steps
+        counters["realizations"] += 1
+        counters["steps_run"] += steps
         for node, s in zip(requested, plan.outputs):
             node.realize_as(slots[s], EVALUATED)
-        for node, s in kept:
-            node.realize_as(slots[s], EVALUATED)
-        debug.counters["results_kept"] += len(kept)
+        if kept:
+            for node, s in kept:
+                node.realize_as(slots[s], EVALUATED)
+            counters["results_kept"] += len(kept)
 
 
 def run_dynamic(prim, nodes, attrs):
