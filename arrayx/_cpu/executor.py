@@ -5,8 +5,8 @@ import numpy as np
 
 from ..dtypes import FROM_NUMPY
 from ..executors.base import Executor
-from ..references import extra_references
 from ..graph.primitives import FUSED_OP, PRIMITIVES
+from ..references import extra_references
 from . import memory
 from .errors import ignoring_errors
 from .fused import FusedKernel
@@ -103,14 +103,12 @@ class CPUExecutor(Executor):
     def compile(self, steps, drops):
         program = []
         for step, drop, into in zip(steps, drops, _reused_buffers(steps, drops)):
-            # An update whose array dies here but may be shared (a fused
-            # group's result, a plan input) writes in place when, at run
-            # time, the slot holds the only reference and the memory is its own.
+            # An update whose array dies here writes in place when, at run
+            # time, the slot holds the only reference and the memory is its
+            # own (a result of this plan, not a view or a shared input).
             in_place = None
             if step.op is FUSED_OP:
                 fn = FusedKernel(step.attrs[0]).function
-            elif into is not None and step.op.name in UPDATES:
-                fn = UPDATES[step.op.name](step)
             else:
                 fn = IMPLS[step.op.name](step)
                 if into is not None:
@@ -152,31 +150,22 @@ def _elementwise_ufunc(step):
 
 def _reused_buffers(steps, drops):
     """For each step, the argument slot whose buffer it may overwrite with its
-    result (None: allocate), as NumPy elides temporaries: the argument dies at
-    that step, holds an array a ufunc or update step of this segment
-    allocated (never a plan input, which callers and caches share), and was
-    read by ufunc and update steps only (so no view of it is alive). An
-    elementwise ufunc step reuses an argument of its result's shape and dtype;
-    an update step writes into its first argument (the array it updates),
-    when that is not also its value or an index. 0-d results are NumPy
-    scalars: never reused."""
-    kinds = ["ufunc" if _elementwise_ufunc(step) is not None else
-             "update" if step.op.name in UPDATES else None for step in steps]
-    aliased = {a for step, kind in zip(steps, kinds) if kind is None for a in step.args}
-    fresh = {}  # slot -> (shape, dtype) of an array a ufunc or update step of this segment allocated
+    result (None: allocate), as NumPy elides temporaries: an elementwise ufunc
+    step whose argument dies at that step, holds an array a ufunc step of this
+    segment allocated (never a plan input, which callers and caches share),
+    was read by ufunc steps only (so no view of it is alive) and has the
+    result's shape and dtype. 0-d results are NumPy scalars: never reused."""
+    ufunc_steps = [_elementwise_ufunc(step) is not None for step in steps]
+    aliased = {a for step, is_ufunc in zip(steps, ufunc_steps) if not is_ufunc for a in step.args}
+    fresh = {}  # slot -> (shape, dtype) of an array a ufunc step of this segment allocated
     reuse = []
-    for step, drop, kind in zip(steps, drops, kinds):
+    for step, drop, is_ufunc in zip(steps, drops, ufunc_steps):
         into = None
-        if kind is not None and step.shape != ():
-            if kind == "ufunc":
-                for position, a in enumerate(step.args):
-                    if a in drop and a not in aliased and fresh.get(a) == (step.shape, step.dtype):
-                        into = position
-                        break
-            else:
-                a = step.args[0]
-                if a in drop and a not in aliased and a in fresh and a not in step.args[1:]:
-                    into = 0
+        if is_ufunc and step.shape != ():
+            for position, a in enumerate(step.args):
+                if a in drop and a not in aliased and fresh.get(a) == (step.shape, step.dtype):
+                    into = position
+                    break
             fresh[step.out] = (step.shape, step.dtype)
         reuse.append(into)
     return reuse

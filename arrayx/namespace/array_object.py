@@ -189,7 +189,7 @@ class Array:
         return _indexing.getitem(self, key)
 
     def __setitem__(self, key, value, /):
-        element = _indexing.element_write(self._node, key, value)
+        element = _indexing.one_element(self._node, key, value)
         if element is not None and write_element(self, *element):
             return
         old = self._node

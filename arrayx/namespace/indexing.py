@@ -416,7 +416,7 @@ def _lazy_mask(node, items, vnode):
     return make(P["where"], (cond, reshape_node(vnode, vshape), node))
 
 
-def element_write(node, key, value):
+def one_element(node, key, value):
     """(index, value) for writing one element of a realized `node` directly:
     `key` selects one element in range (the index holds a non-negative int
     per axis) and `value` is a Python scalar that `setitem` would store

@@ -50,10 +50,10 @@ from .. import debug, executors
 from ..executors.base import Step
 from ..graph.node import Node, retaining, toposort, tracing, users_of
 from ..graph.primitives import BOUND, ELEMENTWISE, EVALUATED, KEPT_KINDS, MOVEMENT, REDUCE, STATE, UPDATE
+from ..references import extra_references
 from .collect import collect
 from .fuse import fuse
 from .lower import lower, transfer
-from ..references import extra_references
 from .rewrite import rewrite
 from .slots import assign_slots
 
@@ -154,9 +154,10 @@ def keep_watch(order, requested, expensive, materialized):
     (`through`), a materialized one only when held itself. `watch` holds
     (position, references from the graph, positions of its watched users)
     for every candidate and every node computed from an expensive one up to
-    the requested ones or the next expensive ones, users first. At a force, a watched node with more
-    references than the graph's is held by something else. Positions and
-    counts follow from the graph's structure, which the plan key fixes.
+    the requested ones or the next expensive ones, users first. At a force,
+    a watched node with more references than the graph's is held by
+    something else. Positions and counts follow from the graph's structure,
+    which the plan key fixes.
     """
     if not expensive and not materialized:
         return ()
@@ -222,9 +223,8 @@ def _check_memory(steps):
     for step in steps:
         if step.op.kind == MOVEMENT:
             continue   # views, where the executor can
-        shapes = step.shape if step.out.__class__ is tuple or step.dtype.__class__ is tuple else (step.shape,)
-        dtypes = step.dtype if step.dtype.__class__ is tuple else (step.dtype,)
-        for shape, dtype in zip(shapes, dtypes):
+        multi = step.dtype.__class__ is tuple   # a multi-output step: one (shape, dtype) per output
+        for shape, dtype in zip(step.shape, step.dtype) if multi else ((step.shape, step.dtype),):
             nbytes = prod(shape) * dtype.itemsize
             if nbytes > MEMORY_BYTES:
                 name = "fused group" if step.op.name == "fused" else step.op.name
@@ -336,23 +336,29 @@ def run_dynamic(prim, nodes, attrs):
     return outputs
 
 
+def _sole_owner(ex, node):
+    """Whether `node` alone holds its buffer and that buffer's memory is its
+    own (no view of another buffer, no user memory): writing into it changes
+    no value anyone else can see."""
+    return ex.owns_memory(node.buffer) and extra_references((node.buffer,), 0) == 1
+
+
 def write_element(array, index, value):
     """array[index] = value at once, in the array's buffer, for a realized
     array with no history whose value nothing else refers to (see
     `update_in_place`); `index` holds one in-range int per axis and `value`
     is a Python scalar or a 0-d buffer of the array's dtype and executor.
-    False (nothing written) where
-    those conditions do not hold: the caller then records an update."""
+    False (nothing written) where those conditions do not hold: the caller
+    then records an update."""
     if retaining() or tracing():
         return False
     node = array._node
     if node.inputs or extra_references((node,), 0) != 2:   # held by the array and by `node`
         return False
     ex = executors.executor_for(node.device)
-    buffer = node.buffer
-    if not (ex.updates_in_place and ex.owns_memory(buffer) and extra_references((buffer,), 0) == 2):   # node.buffer, `buffer`
+    if not (ex.updates_in_place and _sole_owner(ex, node)):
         return False
-    ex.write_element(buffer, index, value)
+    ex.write_element(node.buffer, index, value)
     debug.counters["updates_in_place"] += 1
     return True
 
@@ -368,11 +374,11 @@ def update_in_place(node):
     copies (or one plan per distinct index). One update of a lazy array stays
     lazy, in the graph that computes the array; from the second update of a
     run on, the input and the value are forced first if they are lazy (one
-    force point), and the later ones write at once. A buffer that shares memory with another
-    buffer or with a user's array (a view, `copy=False`), or that another
-    object holds, is copied once first. Inside `retain_history()` (autodiff
-    walks the update again) and while tracing, and on an executor without
-    `updates_in_place`, `node` stays lazy.
+    force point), and the later ones write at once. A buffer that shares
+    memory with another buffer or with a user's array (a view, `copy=False`),
+    or that another object holds, is copied once first. Inside
+    `retain_history()` (autodiff walks the update again) and while tracing,
+    and on an executor without `updates_in_place`, `node` stays lazy.
     """
     if node.op.kind != UPDATE or node.buffer is not None or retaining() or tracing():
         return
@@ -390,10 +396,11 @@ def update_in_place(node):
         if pending:
             realize(pending)
         target = node.inputs[0]
-        if not (ex.owns_memory(target.buffer) and extra_references((target.buffer,), 0) == 1):
+        if not _sole_owner(ex, target):
             target.buffer = ex.copy(target.buffer)
             target.layout = None
-        step = Step(node.op, node.attrs, node.shape, node.dtype, tuple(range(len(node.inputs))), None,
-                    node.device, tuple((i.shape, i.dtype) for i in node.inputs))
+        del target
+        # The kernels of updates read only the step's primitive and attributes.
+        step = Step(node.op, node.attrs, node.shape, node.dtype, (), None)
         node.realize_as(ex.update(step, [i.buffer for i in node.inputs]), EVALUATED)
         debug.counters["updates_in_place"] += 1
