@@ -6,10 +6,14 @@ or by `xp.eval(*arrays)`, by the executor of the arrays' device.
 """
 
 import math as _math
+import sys as _sys
 
+from . import executors
+from ._cpu import CPUExecutor as _CPUExecutor
+from ._gpu import register_devices as _register_gpu_devices
 from .dtypes import (bool, complex64, complex128, float16, float32, float64, int8, int16, int32, int64,  # noqa: F401
                      uint8, uint16, uint32, uint64)
-from .device import Device
+from .device import CPU as _CPU, Device
 from .namespace.array_object import Array
 from .namespace.creation import (arange, asarray, empty, empty_like, eye, from_dlpack, full, full_like,
                                  linspace, meshgrid, ones, ones_like, tril, triu, zeros, zeros_like)
@@ -36,9 +40,17 @@ from .namespace.sorting import *  # noqa: F401,F403
 from .namespace.sets import *  # noqa: F401,F403
 from . import debug, fft, linalg  # noqa: F401  (the standard's extensions are submodules)
 from .transformers.jit import jit  # noqa: F401
-from .graph.display import describe as _describe
-from .namespace.build import node_of as _node_of
+from .namespace.operators import install as _install_array_methods
+from .namespace.build import check_device as _check_device, node_of as _node_of
 from .scheduler.schedule import realize as _realize
+
+# Executors register here, in the package that knows them all: the registry
+# imports none of them.
+executors.register(_CPU, _CPUExecutor())
+_register_gpu_devices(executors.register)
+executors.default_device_from_environment()
+# Here too, once both exist: the Array methods written with namespace functions.
+_install_array_methods(_sys.modules[__name__])
 
 __version__ = "0.1.0"
 __array_api_version__ = "2025.12"
@@ -58,13 +70,11 @@ def eval(*arrays):
 
 def graph(x):
     """The unevaluated graph below x, one node a line (cheap: computes nothing)."""
-    return _describe([_node_of(x, "graph")])
+    return debug.describe([_node_of(x, "graph")])
 
 
 def set_default_device(device):
     """Make `device` (a Device or its name, e.g. "cuda:0") the device arrays
     are created on when none is given; the environment variable
     ARRAYX_DEVICE sets it for a whole process."""
-    from . import executors
-    from .namespace.build import check_device
-    executors.set_default_device(check_device(device, "set_default_device"))
+    executors.set_default_device(_check_device(device, "set_default_device"))

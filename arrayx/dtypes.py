@@ -22,6 +22,10 @@ import numpy as np
 
 _PyBool = bool  # the module rebinds `bool` to the dtype below
 
+# The Python scalar types an array function takes beside arrays, in the
+# standard's kind order.
+PYTHON_SCALARS = (bool, int, float, complex)
+
 
 class DType:
     """An array API data type (one instance per type, compared by identity)."""
@@ -176,11 +180,6 @@ def _promote_pair(a, b):
 
 
 PROMOTION = {(a, b): _promote_pair(a, b) for a in ALL for b in ALL}
-
-
-def promote(a, b):
-    """Result dtype of an operation on arrays of dtypes `a` and `b`."""
-    return PROMOTION[a, b]
 
 
 def scalar_dtype(value, dtype):

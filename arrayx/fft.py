@@ -17,12 +17,11 @@ kind of the result the standard defines in terms of the input's dtype.
 """
 
 import numbers
-import operator
 
 from . import dtypes as dt
 from .namespace.array_object import Array
-from .namespace.build import (P, astype_node, check_device, check_dtype, check_size, make, node_of, normalize_axis,
-                              scalar_node, wrap)
+from .namespace.build import (P, astype_node, check_device, check_dtype, check_size, integer_argument, make, node_of,
+                              normalize_axis, scalar_node, wrap)
 from .namespace.creation import check_dtype_arg, iota
 from .namespace.manipulation import roll
 
@@ -41,22 +40,12 @@ def _check_norm(norm, name):
     return norm
 
 
-def _int(value, name, argname):
-    """An integer argument as an int; bool is refused, since True as a length is a mistake."""
-    if isinstance(value, bool):
-        raise TypeError(f"{name}: {argname} must be an integer, got bool")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(f"{name}: {argname} must be an integer, got {type(value).__name__}") from None
-
-
 def _ints(values, name, argname):
     """A sequence-of-ints argument (s, axes) as a tuple of ints."""
     # An array is refused too: iterating it would be a force point per element.
     if isinstance(values, (str, bytes, Array)) or not hasattr(values, "__iter__"):
         raise TypeError(f"{name}: {argname} must be a sequence of integers, got {type(values).__name__}")
-    return tuple(_int(v, name, f"{argname}[{i}]") for i, v in enumerate(values))
+    return tuple(integer_argument(v, name, f"{argname}[{i}]", refuse_bool=True) for i, v in enumerate(values))
 
 
 def _axes(axes, ndim, name):
@@ -88,7 +77,7 @@ def _one_axis(name, x, n, axis, norm, accepts, inverse_real=False):
             raise ValueError(f"{name}: axis {axis} of x has size {m}, so the default n is {n}; "
                              "pass n >= 1 to set the transform length")
     else:
-        n = _int(n, name, "n")
+        n = integer_argument(n, name, "n", refuse_bool=True)
         if n < 1:
             raise ValueError(f"{name}: n must be at least 1, got {n}")
     return node, axis, n, norm
@@ -255,7 +244,7 @@ def irfftn(x, /, *, s=None, axes=None, norm="backward"):
 # Sample frequencies
 
 def _freq_args(name, n, d, dtype, device):
-    n = _int(n, name, "n")
+    n = integer_argument(n, name, "n", refuse_bool=True)
     if n < 1:
         raise ValueError(f"{name}: n must be at least 1, got {n}")
     if isinstance(d, bool) or not isinstance(d, numbers.Real):
@@ -315,7 +304,7 @@ def _shift(name, x, axes, inverse):
     if axes is None:
         axes = tuple(range(ndim))
     elif hasattr(axes, "__index__"):
-        axes = (normalize_axis(_int(axes, name, "axes"), ndim, name),)
+        axes = (normalize_axis(integer_argument(axes, name, "axes", refuse_bool=True), ndim, name),)
     else:
         axes = _axes(axes, ndim, name)
     # fftshift moves element n//2 to the front; ifftshift undoes it, which for

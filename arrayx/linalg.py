@@ -13,15 +13,14 @@ fields are used.
 """
 
 import math
-import operator
 from typing import NamedTuple
 
 import numpy as np
 
 from . import dtypes as dt
 from .namespace.array_object import Array
-from .namespace.build import (P, astype_node, broadcast_node, broadcast_shapes, check_dtype, full_node, make,
-                              make_multi, node_of, normalize_axes, reshape_node, same_device, scalar_node, wrap)
+from .namespace.build import (P, astype_node, broadcast_node, broadcast_shapes, check_dtype, full_node,
+                              integer_argument, make, make_multi, node_of, normalize_axes, reshape_node, same_device, scalar_node, wrap)
 from .namespace.creation import eye
 from .namespace.linear_algebra import (contraction_axis, matmul, matrix_transpose, numeric_operands,
                                        permute_node, tensordot, vecdot)
@@ -86,13 +85,6 @@ def _matrices(x, name, accepts="floating", square=False, lapack=False):
     if square and shape[-1] != shape[-2]:
         raise ValueError(f"{name}: x must be a square matrix (or a stack of them), got shape {shape}")
     return node
-
-
-def _int_arg(value, name, argname):
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(f"{name}: {argname} must be an integer, got {type(value).__name__}") from None
 
 
 def _real_number(value):
@@ -226,7 +218,7 @@ def diagonal(x, /, *, offset=0):
     one below; an offset beyond the matrix gives diagonals of size 0.
     """
     node = _matrices(x, "linalg.diagonal", accepts=None)
-    return wrap(make(P["diagonal"], (node,), (_int_arg(offset, "linalg.diagonal", "offset"),)))
+    return wrap(make(P["diagonal"], (node,), (integer_argument(offset, "linalg.diagonal", "offset"),)))
 
 
 def eig(x, /):
@@ -318,7 +310,7 @@ def matrix_power(x, n, /):
     """
     name = "linalg.matrix_power"
     node = _matrices(x, name, square=True)
-    n = _int_arg(n, name, "n")
+    n = integer_argument(n, name, "n")
     if n == 0:
         identity = eye(node.shape[-1], dtype=node.dtype, device=node.device)._node
         return wrap(broadcast_node(identity, node.shape))
@@ -468,7 +460,7 @@ def trace(x, /, *, offset=0, dtype=None):
     """
     name = "linalg.trace"
     node = _matrices(x, name, accepts=None)
-    diag = make(P["diagonal"], (node,), (_int_arg(offset, name, "offset"),))
+    diag = make(P["diagonal"], (node,), (integer_argument(offset, name, "offset"),))
     return wrap(accumulate(P["sum"], diag, (_last(diag), False), sum_dtype(node, dtype, name)))
 
 

@@ -362,7 +362,7 @@ def _updated(a, v):
 def _built_sides(make_node, n_inputs):
     """For each input k: which cotangents a node's rule builds (not None, and not g itself,
     which costs nothing) when the sweep wants only input k."""
-    from arrayx.autodiff.rules import VJP
+    from arrayx.autodiff.registry import VJP
     node = make_node()._node
     g = xp.ones(node.shape, dtype=node.dtype)
     sides = [VJP[node.op.name](g, node, tuple(i == k for i in range(n_inputs))) for k in range(n_inputs)]

@@ -1,7 +1,7 @@
 """The reverse sweep over a recorded graph.
 
 Cotangents flow from the output to the inputs in reverse topological order;
-each node's primitive has a VJP rule in `rules.VJP`. Rules build their results
+each node's primitive has a VJP rule in `registry.VJP`. Rules build their results
 with namespace functions, so gradients are graph nodes too (they fuse, they
 evaluate lazily, and they can be differentiated again).
 """
@@ -9,10 +9,10 @@ evaluate lazily, and they can be differentiated again).
 import warnings
 
 from .. import dtypes as dt
-from ..namespace.array_object import Array
 from ..namespace import creation
 from ..namespace.build import broadcast_node, scalar_node, wrap
-from . import rules
+# The rule modules fill the registry as they import.
+from . import indexing_rules, linalg_rules, registry, rules  # noqa: F401
 
 
 def history_order(output):
@@ -84,9 +84,9 @@ def backward(output, targets, cotangent):
             index = node.attrs[0]
             slots[index] = g if slots[index] is None else slots[index] + g
             continue
-        rule = rules.VJP.get(node.op.name)
+        rule = registry.VJP.get(node.op.name)
         if rule is None:
-            if node.op.name in rules.NON_DIFFERENTIABLE:
+            if node.op.name in registry.NON_DIFFERENTIABLE:
                 continue
             raise TypeError(f"gradients: arrayx cannot differentiate through {node.op.name} "
                             f"(it has no VJP rule)")
@@ -132,4 +132,4 @@ def ones_for(node):
     return wrap(broadcast_node(scalar_node(1, node.dtype, node.device, "gradients"), node.shape))
 
 
-__all__ = ["backward", "history_order", "differentiable", "zeros_for", "ones_for", "Array"]
+__all__ = ["backward", "history_order", "differentiable", "zeros_for", "ones_for"]

@@ -1,4 +1,4 @@
-"""VJP rules for the indexing and sorting primitives (registered in `rules.VJP`).
+"""VJP rules for the indexing and sorting primitives (registered in `registry.VJP`).
 
 The rules route cotangents back through the same index arrays the forward
 node used, so they are exact for every key `__getitem__`, `__setitem__`,
@@ -38,7 +38,7 @@ from .. import dtypes as dt
 from ..namespace import elementwise as ew
 from ..namespace.build import P, broadcast_shapes, leaf, make, reshape_node, scalar_node, wrap
 from ..namespace.creation import full, zeros
-from .rules import rule
+from .registry import rule
 
 __all__ = ["key_shape"]
 

@@ -1,4 +1,4 @@
-"""VJP rules for the linear-algebra primitives (registered in `rules.VJP`).
+"""VJP rules for the linear-algebra primitives (registered in `registry.VJP`).
 
 Real floating inputs only (autodiff rejects complex ones before the sweep).
 Every rule builds its cotangent from namespace functions (`xp.linalg.solve`,
@@ -46,7 +46,7 @@ from .. import dtypes as dt, linalg as la
 from ..namespace import elementwise as ew, manipulation as manip
 from ..namespace.build import P, make, wrap
 from ..namespace.creation import eye, tril, triu, zeros
-from .rules import arg, out, rule
+from .registry import arg, out, rule
 
 
 # --- helpers ---------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""VJP rules, one per differentiable primitive: the table `VJP`.
+"""VJP rules of the elementwise, reduction and movement primitives (registered in `registry.VJP`).
 
 A rule takes the output cotangent `g` (an Array), the node and `needs` (one
 bool per input: whether the sweep wants that input's cotangent), and returns
@@ -19,34 +19,10 @@ import math
 
 from .. import dtypes as dt
 from ..namespace import elementwise as ew, manipulation as manip, statistical as stat
-from ..namespace.array_object import Array
 from ..namespace.build import P, broadcast_node, make, pad_node, reshape_node, wrap
 from ..namespace.creation import zeros
 from ..namespace.data_types import astype
-
-VJP = {}
-
-# Primitives with real floating outputs that are deliberately not
-# differentiable (piecewise constant, or index-valued): no cotangent flows.
-NON_DIFFERENTIABLE = frozenset({
-    "floor", "ceil", "round", "trunc", "sign", "floor_divide", "nextafter", "stop_gradient",
-})
-
-
-def rule(*names):
-    def register(fn):
-        for name in names:
-            VJP[name] = fn
-        return fn
-    return register
-
-
-def arg(node, i):
-    return Array._new(node.inputs[i])
-
-
-def out(node):
-    return Array._new(node)
+from .registry import arg, out, rule
 
 
 def sum_to_shape(g, shape):
@@ -511,10 +487,3 @@ def _update_slice(g, node, needs):
     if needs[1]:
         gv = wrap(make(P["slice"], (g._node,), window))
     return gx, gv
-
-
-# Rules for the indexing and sorting primitives register into VJP too.
-from . import indexing_rules  # noqa: E402,F401
-
-# Rules for the linear-algebra primitives register into VJP too.
-from . import linalg_rules  # noqa: E402,F401

@@ -1,17 +1,17 @@
-"""Executors, one per device kind, and the registry that maps devices to them.
+"""The registry that maps devices to their executors (the executor interface
+is `executors.base`).
 
-The host device's executor is the registry's fallback: a step whose primitive
-the executor of its device lacks runs there, with transfers.
+The registry imports no executor: the package that knows them all (`arrayx`)
+registers them at import. The host device's executor is the registry's
+fallback: a step whose primitive the executor of its device lacks runs there,
+with transfers.
 """
 
 import os
 
 from ..device import CPU
-from .._cpu import CPUExecutor
-from .._gpu import register_devices
 
-cpu_executor = CPUExecutor()
-_EXECUTORS = {CPU: cpu_executor}
+_EXECUTORS = {}
 _HOST = CPU
 _default = CPU
 
@@ -61,12 +61,15 @@ def fallback():
     return _EXECUTORS[_HOST]
 
 
-register_devices(register)
-if os.environ.get("ARRAYX_DEVICE"):
-    # The default device for a whole process (array-api-tests on a GPU):
-    # ARRAYX_DEVICE=cuda:0.
-    _named = {d.name: d for d in _EXECUTORS}
-    if os.environ["ARRAYX_DEVICE"] not in _named:
-        raise RuntimeError(f"ARRAYX_DEVICE={os.environ['ARRAYX_DEVICE']!r} is not a device here; "
-                           f"devices: {sorted(_named)}")
-    _default = _named[os.environ["ARRAYX_DEVICE"]]
+def default_device_from_environment():
+    """Make the device named by the environment variable ARRAYX_DEVICE (e.g.
+    cuda:0, for array-api-tests on a GPU) the default for the whole process,
+    when it is set. Called once the executors are registered."""
+    global _default
+    name = os.environ.get("ARRAYX_DEVICE")
+    if not name:
+        return
+    named = {d.name: d for d in _EXECUTORS}
+    if name not in named:
+        raise RuntimeError(f"ARRAYX_DEVICE={name!r} is not a device here; devices: {sorted(named)}")
+    _default = named[name]

@@ -109,10 +109,6 @@ class Node:
                     depth = n.depth + 1
         self.depth = depth
 
-    @property
-    def realized(self):
-        return self.buffer is not None
-
     def realize_as(self, buffer, buffer_op):
         """Hold `buffer`; drop the history unless it is being retained."""
         self.buffer = buffer

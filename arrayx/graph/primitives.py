@@ -437,7 +437,6 @@ def group(kind):
 
 ELEMENTWISE_OPS = group(ELEMENTWISE)
 REDUCE_OPS = group(REDUCE)
-MOVEMENT_OPS = group(MOVEMENT)
 # Kinds whose results cost more to compute again than to hold (superlinear
 # work, a library call): a force point keeps such a result while something
 # else still refers to it (see scheduler.schedule).

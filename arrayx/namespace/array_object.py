@@ -1,19 +1,17 @@
 """The array object: a handle on a graph node.
 
-Operators record nodes through the namespace functions; nothing is computed
-until a force point (`__bool__`, `__int__`, `__float__`, `__complex__`,
-`__index__`, `__repr__`, `__format__`, `__array__`, `__dlpack__`, `xp.eval`). In-place
-operators and `__setitem__` rebind the handle to a new node: arrays computed
-from the old value keep it.
+Operators record nodes through the namespace functions (they, indexing and
+the other methods written with namespace functions are installed by
+`namespace.operators`); nothing is computed until a force point (`__bool__`,
+`__int__`, `__float__`, `__complex__`, `__index__`, `__repr__`, `__format__`,
+`__array__`, `__dlpack__`, `xp.eval`). In-place operators and `__setitem__`
+rebind the handle to a new node: arrays computed from the old value keep it.
 """
 
 import numpy as np
 
 from .. import dtypes as dt, executors
-from ..scheduler.schedule import realize, update_in_place, write_element
-
-SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
-
+from ..scheduler.schedule import realize
 
 _new_object = object.__new__
 
@@ -64,18 +62,6 @@ class Array:
         for d in self._node.shape:
             n *= d
         return n
-
-    @property
-    def T(self):
-        """Transpose of a two-dimensional array."""
-        if self.ndim != 2:
-            raise ValueError(f"Array.T: requires a 2-dimensional array, got {self.ndim} dimensions; use permute_dims or mT")
-        return _manip.permute_dims(self, (1, 0))
-
-    @property
-    def mT(self):
-        """Transpose of a matrix (or a stack of matrices)."""
-        return _linalg.matrix_transpose(self)
 
     # forcing
 
@@ -164,17 +150,6 @@ class Array:
 
     # protocol
 
-    def __array_namespace__(self, /, *, api_version=None):
-        if api_version is not None and api_version not in SUPPORTED_API_VERSIONS:
-            raise ValueError(f"__array_namespace__: unsupported api_version {api_version!r}; "
-                             f"supported: {SUPPORTED_API_VERSIONS}")
-        import arrayx
-        return arrayx
-
-    def to_device(self, device, /, *, stream=None):
-        """Copy the array to `device` (the same array when it is there already)."""
-        return _creation.to_device(self, device, stream)
-
     def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
         node = self._realized()
         return executors.executor_for(node.device).dlpack(node.buffer, stream, max_version, dl_device, copy)
@@ -182,102 +157,3 @@ class Array:
     def __dlpack_device__(self):
         node = self._realized()
         return executors.executor_for(node.device).dlpack_device(node.buffer)
-
-    # indexing
-
-    def __getitem__(self, key, /):
-        return _indexing.getitem(self, key)
-
-    def __setitem__(self, key, value, /):
-        element = _indexing.one_element(self._node, key, value)
-        if element is not None and write_element(self, *element):
-            return
-        old = self._node
-        node = _indexing.setitem(self, key, value)._node
-        self._node = node
-        del old   # the update may write into the old value only if nothing else holds it
-        try:
-            update_in_place(node)
-        except BaseException:
-            self._node = node.inputs[0] if node.inputs else node
-            raise
-
-    # operators
-
-    def __abs__(self):
-        return _ew.abs(self)
-
-    def __neg__(self):
-        return _ew.negative(self)
-
-    def __pos__(self):
-        return _ew.positive(self)
-
-    def __invert__(self):
-        return _ew.bitwise_invert(self)
-
-    def _inplace(self, fn, other):
-        if not _operand(other):
-            return _foreign(fn, other)
-        result = fn(self, other)._node
-        node = self._node
-        if result.dtype != node.dtype:
-            raise TypeError(f"{fn.__name__} (in place): result dtype {result.dtype} differs from the array's {node.dtype}")
-        if result.shape != node.shape:
-            raise ValueError(f"{fn.__name__} (in place): result shape {result.shape} differs from the array's {node.shape}")
-        self._node = result
-        return self
-
-
-_OPERAND_TYPES = (Array, float, int, bool, complex)
-
-
-def _foreign(fn, other):
-    """NotImplemented for an operand arrayx does not know; a clear error for NumPy arrays."""
-    if isinstance(other, np.ndarray):
-        raise TypeError(f"{fn.__name__}: cannot combine an arrayx array with a numpy.ndarray; "
-                        f"convert it with xp.asarray first")
-    return NotImplemented
-
-
-def _operand(x):
-    """Whether an operator takes `x` beside an array: an array, a Python or a NumPy scalar."""
-    return type(x) in _OPERAND_TYPES or isinstance(x, (Array, np.generic))
-
-
-def _define_operators():
-    """__op__, __rop__ and __iop__ for each binary operator of the standard."""
-    table = {
-        "add": _ew.add, "sub": _ew.subtract, "mul": _ew.multiply, "truediv": _ew.divide,
-        "floordiv": _ew.floor_divide, "mod": _ew.remainder, "pow": _ew.pow,
-        "and": _ew.bitwise_and, "or": _ew.bitwise_or, "xor": _ew.bitwise_xor,
-        "lshift": _ew.bitwise_left_shift, "rshift": _ew.bitwise_right_shift,
-        "matmul": _linalg.matmul,
-    }
-    compare = {"eq": _ew.equal, "ne": _ew.not_equal, "lt": _ew.less, "le": _ew.less_equal,
-               "gt": _ew.greater, "ge": _ew.greater_equal}
-    for op, fn in list(table.items()) + list(compare.items()):
-        # The exact types first: a loop body applies operators by the thousand.
-        def forward(self, other, /, fn=fn):
-            if type(other) in _OPERAND_TYPES or _operand(other):
-                return fn(self, other)
-            return _foreign(fn, other)
-        methods = [("", forward)]
-        if op in table:
-            def reflected(self, other, /, fn=fn):
-                if type(other) in _OPERAND_TYPES or _operand(other):
-                    return fn(other, self)
-                return _foreign(fn, other)
-
-            def inplace(self, other, /, fn=fn):
-                return self._inplace(fn, other)
-            methods += [("r", reflected), ("i", inplace)]
-        for prefix, method in methods:
-            method.__name__ = method.__qualname__ = f"__{prefix}{op}__"
-            setattr(Array, method.__name__, method)
-
-
-from . import creation as _creation, elementwise as _ew, indexing as _indexing  # noqa: E402
-from . import linear_algebra as _linalg, manipulation as _manip  # noqa: E402
-
-_define_operators()

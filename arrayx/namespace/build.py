@@ -11,7 +11,9 @@ import sys
 
 import numpy as np
 
-from .. import debug, dtypes as dt, executors
+from .. import dtypes as dt, executors
+from ..dtypes import PYTHON_SCALARS
+from ..counters import counters
 from ..device import CPU, Device
 from ..graph.node import Constant, Node
 from ..executors.base import Step
@@ -25,13 +27,12 @@ _new_array = Array._new
 MAX_DEPTH = 2000
 
 P = PRIMITIVES
-_SCALARS = (bool, int, float, complex)
 
 
 def wrap(node):
     """The Array of `node`, realized first if its graph has grown too deep."""
     if node.depth > MAX_DEPTH:
-        debug.counters["auto_realizations"] += 1
+        counters["auto_realizations"] += 1
         realize([node])
     return _new_array(node)
 
@@ -150,7 +151,7 @@ def scalar_node(value, dtype, device, name):
 
 
 def is_scalar(x):
-    return type(x) in _SCALARS
+    return type(x) in PYTHON_SCALARS
 
 
 def node_of(x, name, argname="x"):
@@ -191,12 +192,22 @@ def reshape_node(node, shape):
     return movement_node(P["reshape"], node, (shape,), shape, node.dtype)
 
 
+def integer_argument(value, name, argname, *, refuse_bool=False):
+    """An integer argument (anything with `__index__`) as an int, or a
+    TypeError naming the function `name` and the argument `argname`.
+    `refuse_bool`: where True would be a mistake (a length, an axis), though
+    bool is an int."""
+    if refuse_bool and isinstance(value, bool):
+        raise TypeError(f"{name}: {argname} must be an integer, got bool")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name}: {argname} must be an integer, got {type(value).__name__}") from None
+
+
 def normalize_axis(axis, ndim, name):
     """`axis` as a non-negative int, or an AxisError naming `name`."""
-    try:
-        axis = operator.index(axis)
-    except TypeError:
-        raise TypeError(f"{name}: axis must be an integer, got {type(axis).__name__}") from None
+    axis = integer_argument(axis, name, "axis")
     if not -ndim <= axis < ndim:
         raise np.exceptions.AxisError(f"{name}: axis {axis} is out of bounds for an array of dimension {ndim}")
     return axis % ndim

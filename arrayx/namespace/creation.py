@@ -8,7 +8,6 @@ whatever the buffer holds at evaluation time.
 """
 
 import math
-import operator
 
 import numpy as np
 
@@ -17,8 +16,8 @@ from ..graph.node import Node
 from ..graph.primitives import BUFFER
 from ..scheduler.schedule import realize
 from .array_object import Array
-from .build import (P, astype_node, broadcast_node, buffer_node, check_device, check_size, full_node, is_scalar,
-                    leaf, make, node_of, normalize_shape, reshape_node, scalar_node, wrap)
+from .build import (P, astype_node, broadcast_node, buffer_node, check_device, check_size, full_node,
+                    integer_argument, is_scalar, leaf, make, node_of, normalize_shape, reshape_node, scalar_node, wrap)
 
 
 def check_dtype_arg(dtype, name, allow_none=True):
@@ -182,14 +181,6 @@ def iota(shape, axis, dtype, device):
     return leaf(P["iota"], shape, dtype, (axis,), device)
 
 
-def _index_arg(value, name, argname):
-    """An integer argument (num, k, n_rows, ...) as an int, or a TypeError naming the function."""
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(f"{name}: {argname} must be an integer, got {type(value).__name__}") from None
-
-
 def _affine(node, scale, offset, name):
     """node * scale + offset, skipping the identity steps."""
     if scale != 1:
@@ -234,7 +225,7 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
     for argname, v in (("start", start), ("stop", stop)):
         if not is_scalar(v) or type(v) is bool:
             raise TypeError(f"linspace: {argname} must be an int, float or complex, got {type(v).__name__}")
-    num = _index_arg(num, "linspace", "num")
+    num = integer_argument(num, "linspace", "num")
     if num < 0:
         raise ValueError(f"linspace: num must be non-negative, got {num}")
     is_complex = type(start) is complex or type(stop) is complex
@@ -259,9 +250,9 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
 
 def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
     """Returns a two-dimensional array with ones on the k-th diagonal and zeros elsewhere."""
-    n_rows = _index_arg(n_rows, "eye", "n_rows")
-    n_cols = n_rows if n_cols is None else _index_arg(n_cols, "eye", "n_cols")
-    k = _index_arg(k, "eye", "k")
+    n_rows = integer_argument(n_rows, "eye", "n_rows")
+    n_cols = n_rows if n_cols is None else integer_argument(n_cols, "eye", "n_cols")
+    k = integer_argument(k, "eye", "k")
     dtype = check_dtype_arg(dtype, "eye") or dt.DEFAULT_FLOAT
     device = check_device(device, "eye")
     shape = normalize_shape((n_rows, n_cols), "eye")
@@ -284,7 +275,7 @@ def _triangle(x, k, compare, name):
     node = node_of(x, name)
     if len(node.shape) < 2:
         raise ValueError(f"{name}: x must have at least 2 dimensions, got shape {node.shape}")
-    mask = _diagonal_mask(node.shape, _index_arg(k, name, "k"), compare, node.device, name)
+    mask = _diagonal_mask(node.shape, integer_argument(k, name, "k"), compare, node.device, name)
     zero = scalar_node(0, node.dtype, node.device, name)
     return wrap(make(P["where"], (mask, node, zero)))
 

@@ -112,9 +112,6 @@ def promote_all(dtypes):
     return functools.reduce(lambda a, b: dt.PROMOTION[a, b], floating or dtypes)
 
 
-_SCALAR_KINDS = (bool, int, float, complex)
-
-
 def result_type(*arrays_and_dtypes):
     """Returns the dtype that results from applying type promotion to the arguments.
 
@@ -124,7 +121,7 @@ def result_type(*arrays_and_dtypes):
     dtypes = [_dtype_arg(arg, "result_type", "argument") for arg in arrays_and_dtypes if not is_scalar(arg)]
     # Scalars apply in kind order (bool, int, float, complex), so their order does not matter either.
     scalars = sorted((arg for arg in arrays_and_dtypes if is_scalar(arg)),
-                     key=lambda value: _SCALAR_KINDS.index(type(value)))
+                     key=lambda value: dt.PYTHON_SCALARS.index(type(value)))
     if not dtypes:
         raise TypeError("result_type: at least one argument must be an array or a dtype")
     result = promote_all(dtypes)

@@ -9,10 +9,9 @@ array's dtype where the standard says so.
 import numpy as np
 
 from .. import dtypes as dt
+from ..dtypes import PYTHON_SCALARS
 from .array_object import Array
 from .build import P, astype_node, broadcast_shapes, make, scalar_node, wrap
-
-_SCALARS = (bool, int, float, complex)
 
 
 def _type_error(name, argname, x):
@@ -54,9 +53,9 @@ def binary_nodes(name, x1, x2):
 
 def _scalar_beside(name, argname, x, node):
     """The node of the scalar operand `x` of a binary function whose other operand is `node`."""
-    if type(x) not in _SCALARS:
+    if type(x) not in PYTHON_SCALARS:
         x = _python_scalar(x)
-        if type(x) not in _SCALARS:
+        if type(x) not in PYTHON_SCALARS:
             raise _type_error(name, argname, x)
     return scalar_node(x, dt.scalar_dtype(x, node.dtype), node.device, name)
 

@@ -25,13 +25,12 @@ import operator
 import numpy as np
 
 from .. import dtypes as dt
+from ..dtypes import PYTHON_SCALARS
 from ..graph.primitives import broadcast_shapes, slice_shape
 from ..scheduler.schedule import realize
 from .array_object import Array
 from .build import (P, astype_node, broadcast_node, buffer_node, dynamic, make, node_of, normalize_axis,
                     reshape_node, same_device, scalar_node, wrap)
-
-_SCALARS = (bool, int, float, complex)
 
 __all__ = ["take", "take_along_axis"]
 
@@ -374,7 +373,7 @@ def _value_node(node, value):
         if vnode.device != node.device:
             raise ValueError(f"__setitem__: value is on {vnode.device}, the array on {node.device}")
         return astype_node(vnode, node.dtype)
-    if type(value) in _SCALARS:
+    if type(value) in PYTHON_SCALARS:
         vdtype = dt.scalar_dtype(value, node.dtype)
         if vdtype != node.dtype:
             raise TypeError(f"__setitem__: cannot assign a Python {type(value).__name__} to a {node.dtype} array")

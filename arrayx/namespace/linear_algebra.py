@@ -9,7 +9,7 @@ import math
 import operator
 
 from .. import dtypes as dt
-from .build import (P, astype_node, broadcast_shapes, make, node_of, normalize_axis, reshape_node,
+from .build import (P, astype_node, broadcast_shapes, integer_argument, make, node_of, normalize_axis, reshape_node,
                     same_device, wrap)
 
 
@@ -128,12 +128,7 @@ def contraction_axis(name, axis, ndim1, ndim2):
     accepted only when both operands have the same rank, where it cannot be
     ambiguous.
     """
-    if isinstance(axis, bool):
-        raise TypeError(f"{name}: axis must be an integer, got a bool")
-    try:
-        axis = operator.index(axis)
-    except TypeError:
-        raise TypeError(f"{name}: axis must be an integer, got {type(axis).__name__}") from None
+    axis = integer_argument(axis, name, "axis", refuse_bool=True)
     n = min(ndim1, ndim2)
     if n == 0:
         raise ValueError(f"{name}: x1 and x2 must have at least one dimension")

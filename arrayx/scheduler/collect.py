@@ -39,13 +39,13 @@ _visits = count(1)
 
 
 def collect(requested, retaining, layout):
-    """(order, key, buffers) for the unrealized nodes `requested`.
+    """(order, outputs, key, buffers) for the unrealized nodes `requested`.
 
     `layout(node)` gives a realized node's buffer layout; `buffers` holds the
-    realized nodes' buffers in order (the plan's first slots). The nodes a
-    previous force point computed, that feed a node computed here for the
-    first time (the boundary where work would repeat), are appended to
-    `requested`.
+    realized nodes' buffers in order (the plan's first slots). `outputs` is
+    `requested` followed by the nodes a previous force point computed that
+    feed a node computed here for the first time (the boundary where work
+    would repeat): the plan computes and keeps them too.
     """
     this_force = PINNED if retaining else next(_force_numbers)
     visit = next(_visits)
@@ -99,6 +99,6 @@ def collect(requested, retaining, layout):
             node.computed = this_force
         elif retaining:
             node.computed = PINNED
-    requested += again
-    key.append((requested[0].index,) if len(requested) == 1 else tuple([n.index for n in requested]))
-    return order, tuple(key), buffers
+    outputs = requested + again if again else requested
+    key.append((outputs[0].index,) if len(outputs) == 1 else tuple([n.index for n in outputs]))
+    return order, outputs, tuple(key), buffers

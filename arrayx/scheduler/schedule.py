@@ -46,7 +46,8 @@ import threading
 from itertools import count
 from math import prod
 
-from .. import debug, executors
+from .. import executors
+from ..counters import counters
 from ..executors.base import Step
 from ..graph.node import Node, retaining, toposort, tracing, users_of
 from ..graph.primitives import BOUND, ELEMENTWISE, EVALUATED, KEPT_KINDS, MOVEMENT, REDUCE, STATE, UPDATE
@@ -288,8 +289,7 @@ def realize(nodes):
             requested = [n for n in dict.fromkeys(nodes) if n.buffer is None]
         if not requested:
             return
-        order, key, slots = collect(requested, retaining(), _layout)   # slots: the input buffers so far
-        counters = debug.counters
+        order, requested, key, slots = collect(requested, retaining(), _layout)   # slots: the input buffers so far
         plan = _plans.get(key)
         if plan is None:
             plan = build_plan(order, requested)
@@ -332,7 +332,7 @@ def run_dynamic(prim, nodes, attrs):
             buffer = transfer(buffer, ex, home)
         # Computed values without history, as at any force point.
         outputs.append(Node(EVALUATED, (), (), shape, dtype, device, buffer))
-    debug.counters["realizations"] += 1
+    counters["realizations"] += 1
     return outputs
 
 
@@ -359,7 +359,7 @@ def write_element(array, index, value):
     if not (ex.updates_in_place and _sole_owner(ex, node)):
         return False
     ex.write_element(node.buffer, index, value)
-    debug.counters["updates_in_place"] += 1
+    counters["updates_in_place"] += 1
     return True
 
 
@@ -403,4 +403,4 @@ def update_in_place(node):
         # The kernels of updates read only the step's primitive and attributes.
         step = Step(node.op, node.attrs, node.shape, node.dtype, (), None)
         node.realize_as(ex.update(step, [i.buffer for i in node.inputs]), EVALUATED)
-        debug.counters["updates_in_place"] += 1
+        counters["updates_in_place"] += 1

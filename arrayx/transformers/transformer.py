@@ -13,7 +13,8 @@ from math import prod
 
 import numpy as np
 
-from .. import debug, dtypes as dt, executors
+from .. import dtypes as dt, executors
+from ..counters import counters
 from ..device import CPU, Device
 from ..graph.node import Node, toposort
 from ..graph.primitives import BOUND, EVALUATED
@@ -155,7 +156,7 @@ class Computation:
             order = toposort(requested)
             requested = [n for n in requested if n.buffer is None]
         self.plan = build_plan(order, requested, bound=True)
-        debug.counters["plans_built"] += 1
+        counters["plans_built"] += 1
         slot_of = dict(zip(requested, self.plan.outputs))
         # Each result: its slot, or the buffer of an already evaluated node.
         self.results = [(slot_of[n], None) if n.buffer is None else (None, n.buffer) for n in wanted]
@@ -213,7 +214,7 @@ class Computation:
             if given.shape == node.shape and given.dtype == node.dtype and given.device == node.device:
                 return given.buffer   # bound as it is: nothing writes a buffer the slots hold
             host = np.asarray(value)
-        elif isinstance(value, (bool, int, float, complex, np.ndarray, np.generic)):
+        elif isinstance(value, dt.PYTHON_SCALARS + (np.ndarray, np.generic)):
             host = np.asarray(value)
         else:
             raise TypeError(f"computation: argument {i} for placeholder {name!r} must be a number, a NumPy "
@@ -221,7 +222,7 @@ class Computation:
         if host.shape != node.shape:
             raise ValueError(f"computation: argument {i} for placeholder {name!r} has shape {host.shape}, "
                              f"expected {node.shape}")
-        if isinstance(value, (bool, int, float, complex)):
+        if isinstance(value, dt.PYTHON_SCALARS):
             fits = dt.scalar_dtype(value, node.dtype) == node.dtype   # a Python number adopts a dtype of its kind
         else:
             source = dt.FROM_NUMPY.get(host.dtype)

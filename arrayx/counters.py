@@ -1,0 +1,23 @@
+"""What the scheduler did, counted for tests and benchmarks (read them as
+`arrayx.debug.counters`). A leaf module: the namespace and the scheduler
+count into it without importing the debugging tools above them.
+
+`plans_built`: plans scheduled and compiled (plan cache misses, computations, jit traces).
+`plan_cache_hits`: forces that reused a cached plan.
+`realizations`: force points that ran a plan.
+`steps_run`: steps executed (a fused group is one step).
+`auto_realizations`: graphs realized because they grew past the depth limit.
+`updates_in_place`: `x[key] = v` carried out at the call, in x's own buffer.
+`results_kept`: expensive results a force point kept because something else refers to them.
+"""
+
+counters = dict.fromkeys(
+    ("plans_built", "plan_cache_hits", "realizations", "steps_run", "auto_realizations",
+     "updates_in_place", "results_kept"), 0
+)
+
+
+def reset():
+    """Set every counter to zero."""
+    for key in counters:
+        counters[key] = 0

@@ -1,0 +1,142 @@
+"""The Array methods written with namespace functions: the operators, indexing,
+`T`, `mT`, `to_device` and `__array_namespace__`.
+
+`install(namespace)` puts them on Array. The arrayx package calls it once the
+Array class and the namespace functions both exist, so the array object and
+the function modules (which build Arrays) do not import each other.
+"""
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..scheduler.schedule import update_in_place, write_element
+from . import creation, elementwise as ew, indexing, linear_algebra, manipulation
+from .array_object import Array
+
+SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
+
+# What an operator takes beside an array, by exact type (the fast check).
+_OPERAND_TYPES = (Array,) + dt.PYTHON_SCALARS
+
+# Binary operators: method stem -> function, with reflected and in-place forms.
+_ARITHMETIC = {
+    "add": ew.add, "sub": ew.subtract, "mul": ew.multiply, "truediv": ew.divide,
+    "floordiv": ew.floor_divide, "mod": ew.remainder, "pow": ew.pow,
+    "and": ew.bitwise_and, "or": ew.bitwise_or, "xor": ew.bitwise_xor,
+    "lshift": ew.bitwise_left_shift, "rshift": ew.bitwise_right_shift,
+    "matmul": linear_algebra.matmul,
+}
+# Comparisons: method stem -> function, forward form only.
+_COMPARISONS = {"eq": ew.equal, "ne": ew.not_equal, "lt": ew.less, "le": ew.less_equal,
+                "gt": ew.greater, "ge": ew.greater_equal}
+_UNARY = {"abs": ew.abs, "neg": ew.negative, "pos": ew.positive, "invert": ew.bitwise_invert}
+
+
+def _foreign(fn, other):
+    """NotImplemented for an operand arrayx does not know; a clear error for NumPy arrays."""
+    if isinstance(other, np.ndarray):
+        raise TypeError(f"{fn.__name__}: cannot combine an arrayx array with a numpy.ndarray; "
+                        f"convert it with xp.asarray first")
+    return NotImplemented
+
+
+def _operand(x):
+    """Whether an operator takes `x` beside an array: an array, a Python or a NumPy scalar."""
+    return type(x) in _OPERAND_TYPES or isinstance(x, (Array, np.generic))
+
+
+def _in_place(array, fn, other):
+    """`array op= other`: rebind `array` to the result, which must keep its dtype and shape."""
+    if not _operand(other):
+        return _foreign(fn, other)
+    result = fn(array, other)._node
+    node = array._node
+    if result.dtype != node.dtype:
+        raise TypeError(f"{fn.__name__} (in place): result dtype {result.dtype} differs from the array's {node.dtype}")
+    if result.shape != node.shape:
+        raise ValueError(f"{fn.__name__} (in place): result shape {result.shape} differs from the array's {node.shape}")
+    array._node = result
+    return array
+
+
+def _operator_methods():
+    """(name, method) for __op__, __rop__ and __iop__ of each operator of the standard."""
+    methods = []
+    for op, fn in _UNARY.items():
+        def unary(self, fn=fn):
+            return fn(self)
+        methods.append((f"__{op}__", unary))
+    for op, fn in list(_ARITHMETIC.items()) + list(_COMPARISONS.items()):
+        # The exact types first: a loop body applies operators by the thousand.
+        def forward(self, other, /, fn=fn):
+            if type(other) in _OPERAND_TYPES or _operand(other):
+                return fn(self, other)
+            return _foreign(fn, other)
+        methods.append((f"__{op}__", forward))
+        if op in _ARITHMETIC:
+            def reflected(self, other, /, fn=fn):
+                if type(other) in _OPERAND_TYPES or _operand(other):
+                    return fn(other, self)
+                return _foreign(fn, other)
+
+            def in_place(self, other, /, fn=fn):
+                return _in_place(self, fn, other)
+            methods += [(f"__r{op}__", reflected), (f"__i{op}__", in_place)]
+    return methods
+
+
+def _transpose(self):
+    """Transpose of a two-dimensional array."""
+    if self.ndim != 2:
+        raise ValueError(f"Array.T: requires a 2-dimensional array, got {self.ndim} dimensions; use permute_dims or mT")
+    return manipulation.permute_dims(self, (1, 0))
+
+
+def _matrix_transpose(self):
+    """Transpose of a matrix (or a stack of matrices)."""
+    return linear_algebra.matrix_transpose(self)
+
+
+def _to_device(self, device, /, *, stream=None):
+    """Copy the array to `device` (the same array when it is there already)."""
+    return creation.to_device(self, device, stream)
+
+
+def _getitem(self, key, /):
+    return indexing.getitem(self, key)
+
+
+def _setitem(self, key, value, /):
+    element = indexing.one_element(self._node, key, value)
+    if element is not None and write_element(self, *element):
+        return
+    old = self._node
+    node = indexing.setitem(self, key, value)._node
+    self._node = node
+    del old   # the update may write into the old value only if nothing else holds it
+    try:
+        update_in_place(node)
+    except BaseException:
+        self._node = node.inputs[0] if node.inputs else node
+        raise
+
+
+def install(namespace):
+    """Put the methods written with namespace functions on Array;
+    `__array_namespace__` returns `namespace` (the arrayx module)."""
+    def __array_namespace__(self, /, *, api_version=None):
+        if api_version is not None and api_version not in SUPPORTED_API_VERSIONS:
+            raise ValueError(f"__array_namespace__: unsupported api_version {api_version!r}; "
+                             f"supported: {SUPPORTED_API_VERSIONS}")
+        return namespace
+
+    methods = _operator_methods() + [
+        ("to_device", _to_device), ("__getitem__", _getitem), ("__setitem__", _setitem),
+        ("__array_namespace__", __array_namespace__),
+    ]
+    for name, method in methods:
+        method.__name__ = name
+        method.__qualname__ = f"Array.{name}"
+        setattr(Array, name, method)
+    Array.T = property(_transpose)
+    Array.mT = property(_matrix_transpose)
