@@ -11,6 +11,7 @@ from arrayx.executors.base import Executor, Step
 from arrayx._cpu import kernels
 from arrayx._cpu.executor import CPUExecutor
 from arrayx._cpu.fused import reused_arguments
+from arrayx._gpu.executor import GPUExecutor
 from arrayx.graph.primitives import PRIMITIVES
 from arrayx.scheduler import schedule
 
@@ -227,8 +228,9 @@ class RefusingExecutor(CPUExecutor):
 
 @pytest.fixture
 def stand_in(monkeypatch):
-    """Register a stand-in device (see RefusingExecutor) and record the steps
-    the host executor compiles; unregistered afterwards."""
+    """Register an executor on a stand-in device and record the steps the
+    host executor compiles: `stand_in(executor)` is (device, host steps);
+    the device is unregistered afterwards."""
     schedule.clear_plan_cache()
     host = executors.fallback()
     host_compiled = []
@@ -239,11 +241,10 @@ def stand_in(monkeypatch):
     monkeypatch.setattr(host, "compile", recording_compile)
     device = Device("stand-in")
 
-    def make(refused, rows_end_in_row_reductions=False):
-        executor = RefusingExecutor(refused, rows_end_in_row_reductions)
+    def register(executor):
         executors.register(device, executor)
-        return device, executor, host_compiled
-    yield make
+        return device, host_compiled
+    yield register
     executors.unregister(device)
     schedule.clear_plan_cache()
 
@@ -253,7 +254,8 @@ def _fused_ops(steps):
 
 
 def test_a_refused_node_splits_its_group_and_the_rest_stays_on_the_device(stand_in):
-    device, executor, host_compiled = stand_in({"nextafter"})
+    executor = RefusingExecutor({"nextafter"})
+    device, host_compiled = stand_in(executor)
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal(1000), rng.standard_normal(1000)
     x, y = xp.asarray(a, device=device), xp.asarray(b, device=device)
@@ -268,7 +270,8 @@ def test_a_refused_node_splits_its_group_and_the_rest_stays_on_the_device(stand_
 
 
 def test_a_refused_reduction_leaves_the_elementwise_producers_fused_on_the_device(stand_in):
-    device, executor, host_compiled = stand_in({"sum"})
+    executor = RefusingExecutor({"sum"})
+    device, host_compiled = stand_in(executor)
     a = np.linspace(-1.0, 1.0, 600).reshape(20, 30)
     x = xp.asarray(a, device=device)
     out = xp.sum(xp.exp(x) * 2.0 + 1.0, axis=1)
@@ -278,7 +281,8 @@ def test_a_refused_reduction_leaves_the_elementwise_producers_fused_on_the_devic
 
 
 def test_a_row_kernel_device_keeps_a_final_reduction_over_other_axes_out_of_the_row_group(stand_in):
-    device, executor, host_compiled = stand_in(set(), rows_end_in_row_reductions=True)
+    executor = RefusingExecutor(set(), rows_end_in_row_reductions=True)
+    device, host_compiled = stand_in(executor)
     a = np.linspace(-3.0, 3.0, 600).reshape(20, 30)
     x = xp.asarray(a, device=device)
     e = xp.exp(x - xp.max(x, axis=1, keepdims=True))
@@ -291,6 +295,32 @@ def test_a_row_kernel_device_keeps_a_final_reduction_over_other_axes_out_of_the_
             assert not (group.row_axes and group.reduction is not None
                         and group.reduction.attrs[0] != group.row_axes)
     assert host_compiled == []
+
+
+class GPUAnswers(RefusingExecutor):
+    """The CPU executor's buffers and kernels, answering `runs` as the GPU
+    executor does (which needs a driver to build, but not to answer)."""
+
+    runs = GPUExecutor.runs
+    fused_rows_end_in_row_reductions = GPUExecutor.fused_rows_end_in_row_reductions
+
+    def __init__(self):
+        super().__init__(frozenset())
+
+
+def test_a_float16_nextafter_on_the_gpu_leaves_the_rest_of_its_chain_there(stand_in):
+    executor = GPUAnswers()
+    device, host_compiled = stand_in(executor)
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal(500).astype(np.float16), rng.standard_normal(500).astype(np.float16)
+    x, y = xp.asarray(a, device=device), xp.asarray(b, device=device)
+    two, one = np.float16(2), np.float16(1)
+    out = xp.abs(xp.cos(xp.nextafter(xp.sin(xp.exp(x) * 2.0 + 1.0), y) * 3.0 - 1.0) + x)
+    expected = np.abs(np.cos(np.nextafter(np.sin(np.exp(a) * two + one), b) * np.float16(3) - one) + a)
+    np.testing.assert_array_equal(np.asarray(out), expected)
+    assert _fused_ops(executor.compiled) == [["exp", "multiply", "add", "sin"],
+                                             ["multiply", "subtract", "cos", "add", "abs"]]
+    assert [s.op.name for s in host_compiled] == ["nextafter"]
 
 
 def test_a_primitive_no_executor_runs_is_an_error_naming_it(monkeypatch):

@@ -8,7 +8,9 @@ run goes to the registry's fallback executor (the host's), with transfers
 (Nx's optional callbacks with a default implementation); the rest of its
 group stays on the device. The scheduler hands an executor a segment of a
 plan (a list of steps) to compile once; `compile` is written here, once, over
-the executor's `kernel` and `around_kernels` hooks.
+the executor's hooks: `kernel` (a step as a callable), `kernels` (choices
+across a segment: the CPU's reuse of dying temporaries and in-place
+updates) and `around_kernels` (the CPU's error state, the GPU's context).
 """
 
 from abc import ABC, abstractmethod
