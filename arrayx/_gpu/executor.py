@@ -298,9 +298,8 @@ class GPUExecutor(Executor):
 
     def _contiguous(self, buffer, always=False):
         """`buffer` if it is contiguous (unless `always`), else a contiguous
-        copy: one memcpy of a contiguous source, else a kernel reading it
-        through its strides (`astype` to its own dtype renders as the load
-        and the store alone)."""
+        copy: one memcpy of a contiguous source, else the kernel of
+        `copy_group`, which reads it through its strides."""
         if buffer.contiguous:
             if not always:
                 return buffer
@@ -308,10 +307,7 @@ class GPUExecutor(Executor):
             if out.size:
                 self.cuda.memcpy_dtod_async(out.ptr, buffer.ptr, out.size * buffer.dtype.itemsize, self.stream)
             return out
-        group = FusedGroup(buffer.shape, ((buffer.shape, buffer.dtype, self.layout(buffer)),),
-                           (Instruction(PRIMITIVES["astype"], (buffer.dtype,), (0,), buffer.shape, buffer.dtype),),
-                           (1,))
-        return self.run_group(group, [buffer])[0]
+        return self.run_group(copy_group(buffer.shape, buffer.dtype, self.layout(buffer)), [buffer])[0]
 
     def _single(self, step, inputs):
         """An elementwise primitive or reduction on its own, as a group of
@@ -367,6 +363,14 @@ class GPUExecutor(Executor):
             with self.active():
                 run(slots)
         return in_context
+
+
+def copy_group(shape, dtype, layout):
+    """The fused group that copies one input of `shape`, `dtype` and
+    `layout` into a contiguous output: `astype` to its own dtype, which
+    renders as the load and the store alone."""
+    return FusedGroup(shape, ((shape, dtype, layout),),
+                      (Instruction(PRIMITIVES["astype"], (dtype,), (0,), shape, dtype),), (1,))
 
 
 def _kernel_args(args):
