@@ -5,11 +5,15 @@ import numpy as np
 import pytest
 
 import arrayx as xp
-from arrayx import executors
+from arrayx import debug, executors
 from arrayx.device import Device
 from arrayx.executors.base import Executor, Step
-from arrayx._cpu.executor import CPUExecutor, _reused_buffers
+from arrayx._cpu import kernels
+from arrayx._cpu.executor import CPUExecutor
+from arrayx._cpu.fused import reused_arguments
+from arrayx._gpu.executor import GPUExecutor
 from arrayx.graph.primitives import PRIMITIVES
+from arrayx.scheduler import schedule
 
 
 class Box:
@@ -22,11 +26,15 @@ class Box:
 
 class BoxExecutor(Executor):
     name = "box"
-    supports = CPUExecutor.supports - {"exp", "sum", "qr", "nonzero"}
+    fuses = True
+    refused = frozenset({"exp", "sum", "qr", "nonzero"})
 
     def __init__(self):
         self.inner = CPUExecutor()
         self.hosted = 0
+
+    def runs(self, op, in_dtypes, dtype):
+        return op.name not in self.refused and self.inner.runs(op, in_dtypes, dtype)
 
     def from_host(self, array, copy=True):
         self.hosted += 1
@@ -192,4 +200,156 @@ def test_reuse_needs_same_shape_and_dtype():
         Step(P["sin"], (), (2, 3), f64, (5,), 6),        # slot 5 dies here: reused
     ]
     drops = [[], [1], [], [3], [5]]
-    assert _reused_buffers(steps, drops) == [None, None, None, None, 0]
+    operations = [(True, step.args, step.out, step.shape, step.dtype, set(drop)) for step, drop in zip(steps, drops)]
+    assert reused_arguments(operations) == [None, None, None, None, 0]
+
+
+# -- one question per node: a node its device cannot run splits its group
+
+class RefusingExecutor(CPUExecutor):
+    """The CPU executor's buffers and kernels behind a stand-in device that
+    refuses the primitives in `refused` (as a GPU refuses float16
+    nextafter), recording the steps it compiles."""
+
+    name = "stand-in"
+
+    def __init__(self, refused, rows_end_in_row_reductions=False):
+        self.refused = refused
+        self.fused_rows_end_in_row_reductions = rows_end_in_row_reductions
+        self.compiled = []
+
+    def runs(self, op, in_dtypes, dtype):
+        return op.name not in self.refused and super().runs(op, in_dtypes, dtype)
+
+    def compile(self, steps, drops):
+        self.compiled += steps
+        return super().compile(steps, drops)
+
+
+@pytest.fixture
+def stand_in(monkeypatch):
+    """Register an executor on a stand-in device and record the steps the
+    host executor compiles: `stand_in(executor)` is (device, host steps);
+    the device is unregistered afterwards."""
+    schedule.clear_plan_cache()
+    host = executors.fallback()
+    host_compiled = []
+
+    def recording_compile(steps, drops):
+        host_compiled.extend(steps)
+        return CPUExecutor.compile(host, steps, drops)
+    monkeypatch.setattr(host, "compile", recording_compile)
+    device = Device("stand-in")
+
+    def register(executor):
+        executors.register(device, executor)
+        return device, host_compiled
+    yield register
+    executors.unregister(device)
+    schedule.clear_plan_cache()
+
+
+def _fused_ops(steps):
+    return [[i.op.name for i in s.attrs[0].body] for s in steps if s.op.name == "fused"]
+
+
+def test_a_refused_node_splits_its_group_and_the_rest_stays_on_the_device(stand_in):
+    executor = RefusingExecutor({"nextafter"})
+    device, host_compiled = stand_in(executor)
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(1000), rng.standard_normal(1000)
+    x, y = xp.asarray(a, device=device), xp.asarray(b, device=device)
+    # A 10-operation chain with nextafter, which the device refuses, in the middle.
+    out = xp.abs(xp.cos(xp.nextafter(xp.sin(xp.exp(x) * 2.0 + 1.0), y) * 3.0 - 1.0) + x)
+    expected = np.abs(np.cos(np.nextafter(np.sin(np.exp(a) * 2.0 + 1.0), b) * 3.0 - 1.0) + a)
+    np.testing.assert_array_equal(np.asarray(out), expected)
+    assert _fused_ops(executor.compiled) == [["exp", "multiply", "add", "sin"],
+                                             ["multiply", "subtract", "cos", "add", "abs"]]
+    assert [s.op.name for s in host_compiled] == ["nextafter"]   # only the refused node went to the host
+    assert out.device == device
+
+
+def test_a_refused_reduction_leaves_the_elementwise_producers_fused_on_the_device(stand_in):
+    executor = RefusingExecutor({"sum"})
+    device, host_compiled = stand_in(executor)
+    a = np.linspace(-1.0, 1.0, 600).reshape(20, 30)
+    x = xp.asarray(a, device=device)
+    out = xp.sum(xp.exp(x) * 2.0 + 1.0, axis=1)
+    np.testing.assert_allclose(np.asarray(out), np.sum(np.exp(a) * 2.0 + 1.0, axis=1), rtol=1e-13)
+    assert _fused_ops(executor.compiled) == [["exp", "multiply", "add"]]
+    assert [s.op.name for s in host_compiled] == ["sum"]
+
+
+def test_a_row_kernel_device_keeps_a_final_reduction_over_other_axes_out_of_the_row_group(stand_in):
+    executor = RefusingExecutor(set(), rows_end_in_row_reductions=True)
+    device, host_compiled = stand_in(executor)
+    a = np.linspace(-3.0, 3.0, 600).reshape(20, 30)
+    x = xp.asarray(a, device=device)
+    e = xp.exp(x - xp.max(x, axis=1, keepdims=True))
+    total = xp.sum(e / xp.sum(e, axis=1, keepdims=True))   # a whole-array sum of a row softmax
+    e_np = np.exp(a - a.max(axis=1, keepdims=True))
+    assert float(total) == pytest.approx(np.sum(e_np / e_np.sum(axis=1, keepdims=True)), rel=1e-13)
+    for step in executor.compiled:
+        if step.op.name == "fused":
+            group = step.attrs[0]
+            assert not (group.row_axes and group.reduction is not None
+                        and group.reduction.attrs[0] != group.row_axes)
+    assert host_compiled == []
+
+
+class GPUAnswers(RefusingExecutor):
+    """The CPU executor's buffers and kernels, answering `runs` as the GPU
+    executor does (which needs a driver to build, but not to answer)."""
+
+    runs = GPUExecutor.runs
+    fused_rows_end_in_row_reductions = GPUExecutor.fused_rows_end_in_row_reductions
+
+    def __init__(self):
+        super().__init__(frozenset())
+
+
+def test_a_float16_nextafter_on_the_gpu_leaves_the_rest_of_its_chain_there(stand_in):
+    executor = GPUAnswers()
+    device, host_compiled = stand_in(executor)
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal(500).astype(np.float16), rng.standard_normal(500).astype(np.float16)
+    x, y = xp.asarray(a, device=device), xp.asarray(b, device=device)
+    two, one = np.float16(2), np.float16(1)
+    out = xp.abs(xp.cos(xp.nextafter(xp.sin(xp.exp(x) * 2.0 + 1.0), y) * 3.0 - 1.0) + x)
+    expected = np.abs(np.cos(np.nextafter(np.sin(np.exp(a) * two + one), b) * np.float16(3) - one) + a)
+    np.testing.assert_array_equal(np.asarray(out), expected)
+    assert _fused_ops(executor.compiled) == [["exp", "multiply", "add", "sin"],
+                                             ["multiply", "subtract", "cos", "add", "abs"]]
+    assert [s.op.name for s in host_compiled] == ["nextafter"]
+
+
+def test_a_primitive_no_executor_runs_is_an_error_naming_it(monkeypatch):
+    schedule.clear_plan_cache()
+    monkeypatch.delitem(kernels.IMPLS, "expm1")   # as if the CPU had no kernel for it
+    try:
+        with pytest.raises(NotImplementedError, match="expm1"):
+            np.asarray(xp.expm1(xp.asarray([0.5, 1.0])) + 1.0)
+    finally:
+        schedule.clear_plan_cache()
+
+
+def test_unfused_remainder_and_shift_steps_reuse_temporaries_without_changing_values():
+    a = np.linspace(-7.5, 7.5, 40)
+    k = np.arange(40, dtype=np.int64)
+    x, n = xp.asarray(a), xp.asarray(k)
+    with debug.unfused():
+        r = xp.remainder(xp.remainder(x * 3.0, 2.5) + 1.0, 1.75)
+        s = xp.bitwise_right_shift(xp.bitwise_left_shift(n + 1, 3) + 5, 2)
+        xp.eval(r, s)
+    np.testing.assert_array_equal(np.asarray(r), np.remainder(np.remainder(a * 3.0, 2.5) + 1.0, 1.75))
+    np.testing.assert_array_equal(np.asarray(s), np.right_shift(np.left_shift(k + 1, 3) + 5, 2))
+    np.testing.assert_array_equal(np.asarray(x), a)     # plan inputs are never written
+    np.testing.assert_array_equal(np.asarray(n), k)
+
+
+def test_a_view_is_asked_with_the_primitive_and_its_attributes_alone():
+    buffer = np.arange(12.0).reshape(3, 4)
+    view = CPUExecutor().view(PRIMITIVES["slice"], ((1, 0), (3, 4), (1, 2)), (2, 2), xp.float64, buffer)
+    np.testing.assert_array_equal(view, buffer[1:3, 0:4:2])
+    assert np.shares_memory(view, buffer)
+    assert CPUExecutor().view(PRIMITIVES["pad"], (((1, 1),), None), (5,), xp.float64, np.arange(3.0)) is None

@@ -4,21 +4,23 @@ fused groups over cache-sized blocks on all cores (fused.py)."""
 import numpy as np
 
 from ..dtypes import FROM_NUMPY
-from ..executors.base import Executor
-from ..graph.primitives import FUSED_OP, PRIMITIVES
-from ..references import extra_references
+from ..executors.base import VIEWS, Executor
+from ..graph.primitives import FUSED_OP
 from . import memory
 from .errors import ignoring_errors
-from .fused import FusedKernel
-from .kernels import DYNAMIC, IMPLS, UFUNCS, UPDATES, out_ufunc
-
-VIEWS = frozenset({"slice", "reshape", "permute", "broadcast", "flip"})
+from .fused import FusedKernel, reused_arguments
+from .kernels import DYNAMIC, IMPLS, UPDATES, out_ufunc
 
 
 class CPUExecutor(Executor):
     name = "cpu"
+    fuses = True
     updates_in_place = True
-    supports = frozenset(name for name in PRIMITIVES if name in IMPLS or name in DYNAMIC) | {"fused"}
+
+    def runs(self, op, in_dtypes, dtype):
+        # Every primitive with a kernel, on every dtype; one without a kernel
+        # is a gap the scheduler reports by name when no executor runs it.
+        return op.name in IMPLS or op.name in DYNAMIC
 
     def from_host(self, array, copy=True):
         # Buffers stay writable inside the executor (legacy DLPack cannot
@@ -50,8 +52,8 @@ class CPUExecutor(Executor):
         return (type(buffer) is np.ndarray and buffer.flags.writeable
                 and (buffer.base is None or memory.is_pooled(buffer)))
 
-    def update(self, step, buffers):
-        return UPDATES[step.op.name](step)(*buffers)
+    def update(self, op, attrs, shape, dtype, buffers):
+        return UPDATES[op.name](op, attrs, shape, dtype)(*buffers)
 
     def write_element(self, buffer, index, value):
         buffer[index] = value
@@ -80,10 +82,10 @@ class CPUExecutor(Executor):
                             f"{[str(d) for d in FROM_NUMPY]}")
         return self.from_host(host, copy=copy is not False), host.shape, FROM_NUMPY[host.dtype]
 
-    def view(self, step, buffer):
+    def view(self, op, attrs, shape, dtype, buffer):
         # NumPy slices, reshapes, transposes, broadcasts and flips are views.
-        if step.op.name in VIEWS:
-            return IMPLS[step.op.name](step)(buffer)
+        if op.name in VIEWS:
+            return IMPLS[op.name](op, attrs, shape, dtype)(buffer)
         return None
 
     def run_dynamic(self, name, buffers, attrs):
@@ -100,75 +102,36 @@ class CPUExecutor(Executor):
     def dlpack_device(self, buffer):
         return (1, 0)   # kDLCPU: NumPy memory
 
-    def compile(self, steps, drops):
-        program = []
-        for step, drop, into in zip(steps, drops, _reused_buffers(steps, drops)):
-            # An update whose array dies here writes in place when, at run
-            # time, the slot holds the only reference and the memory is its
-            # own (a result of this plan, not a view or a shared input).
+    def kernel(self, step):
+        if step.op is FUSED_OP:
+            return FusedKernel(step.attrs[0]).function
+        return IMPLS[step.op.name](step.op, step.attrs, step.shape, step.dtype)
+
+    def kernels(self, steps, drops):
+        """Kernels writing into dying temporaries where NumPy would (see
+        `reused_arguments`), and updates whose array dies at their step
+        writing in place (when, at run time, nobody else sees its memory: a
+        result of this plan, not a view or a shared input)."""
+        fns = [self.kernel(step) for step in steps]
+        ufuncs = [out_ufunc(fn) for fn in fns]
+        # A buffer a non-ufunc step read may have a view alive (the step's
+        # result): never written into.
+        aliased = {a for step, ufunc in zip(steps, ufuncs) if ufunc is None for a in step.args}
+        reuse = reused_arguments([(ufunc is not None, step.args, step.out, step.shape, step.dtype,
+                                   set(drop) - aliased)
+                                  for step, drop, ufunc in zip(steps, drops, ufuncs)])
+        kernels = []
+        for step, drop, fn, into in zip(steps, drops, fns, reuse):
             in_place = None
-            if step.op is FUSED_OP:
-                fn = FusedKernel(step.attrs[0]).function
-            else:
-                fn = IMPLS[step.op.name](step)
-                if into is not None:
-                    fn = _writing_into(fn, into)
-                elif step.op.name in UPDATES and step.args[0] in drop and step.args[0] not in step.args[1:]:
-                    in_place = UPDATES[step.op.name](step)
-            program.append((fn, step.args, step.out, drop, in_place))
-        owns_memory = self.owns_memory
+            if into is not None:
+                fn = _writing_into(fn, into)
+            elif step.op.name in UPDATES and step.args[0] in drop and step.args[0] not in step.args[1:]:
+                in_place = UPDATES[step.op.name](step.op, step.attrs, step.shape, step.dtype)
+            kernels.append((fn, in_place))
+        return kernels
 
-        @ignoring_errors
-        def run(slots):
-            for fn, args, out, drop, in_place in program:
-                if in_place is not None and extra_references(slots, args[0]) == 0 and owns_memory(slots[args[0]]):
-                    fn = in_place
-                # Results go straight into their slots: the slots hold them alone (see in_place).
-                if out.__class__ is tuple:   # a fused group with several outputs
-                    result = fn(*[slots[i] for i in args])
-                    for k, o in enumerate(out):
-                        slots[o] = result[k]
-                    result = None
-                else:
-                    n = len(args)
-                    if n == 1:
-                        slots[out] = fn(slots[args[0]])
-                    elif n == 2:
-                        slots[out] = fn(slots[args[0]], slots[args[1]])
-                    elif n == 3:
-                        slots[out] = fn(slots[args[0]], slots[args[1]], slots[args[2]])
-                    else:
-                        slots[out] = fn(*[slots[i] for i in args])
-                for i in drop:
-                    slots[i] = None
-        return run
-
-
-def _elementwise_ufunc(step):
-    return out_ufunc(UFUNCS.get(step.op.name))
-
-
-def _reused_buffers(steps, drops):
-    """For each step, the argument slot whose buffer it may overwrite with its
-    result (None: allocate), as NumPy elides temporaries: an elementwise ufunc
-    step whose argument dies at that step, holds an array a ufunc step of this
-    segment allocated (never a plan input, which callers and caches share),
-    was read by ufunc steps only (so no view of it is alive) and has the
-    result's shape and dtype. 0-d results are NumPy scalars: never reused."""
-    ufunc_steps = [_elementwise_ufunc(step) is not None for step in steps]
-    aliased = {a for step, is_ufunc in zip(steps, ufunc_steps) if not is_ufunc for a in step.args}
-    fresh = {}  # slot -> (shape, dtype) of an array a ufunc step of this segment allocated
-    reuse = []
-    for step, drop, is_ufunc in zip(steps, drops, ufunc_steps):
-        into = None
-        if is_ufunc and step.shape != ():
-            for position, a in enumerate(step.args):
-                if a in drop and a not in aliased and fresh.get(a) == (step.shape, step.dtype):
-                    into = position
-                    break
-            fresh[step.out] = (step.shape, step.dtype)
-        reuse.append(into)
-    return reuse
+    def around_kernels(self, run):
+        return ignoring_errors(run)
 
 
 def _writing_into(ufunc, position):

@@ -30,7 +30,6 @@ from math import gcd, prod
 
 import numpy as np
 
-from ..executors.base import Step
 from . import memory
 from .errors import ignoring_errors
 from .kernels import IMPLS, REDUCERS, out_ufunc, reduce_dtype
@@ -133,6 +132,32 @@ def blocks(shape, block):
     return out
 
 
+def reused_arguments(operations):
+    """For each operation, the position of the argument whose array it may
+    overwrite with its result (None: allocate), as NumPy elides temporaries.
+
+    `operations` holds (ufunc, args, value, shape, dtype, dying) in program
+    order: whether the kernel is a ufunc (which writes with `out=`), its
+    argument values, its result's value, shape and dtype, and the arguments
+    whose last use it is that nothing else sees. An argument is overwritten
+    when it dies there and holds an array an earlier ufunc operation
+    allocated (never an input, which callers and caches share) of the
+    result's shape and dtype. 0-d results are NumPy scalars: never reused.
+    """
+    fresh = {}   # value -> (shape, dtype) of an array a ufunc operation allocated
+    reuse = []
+    for ufunc, args, value, shape, dtype, dying in operations:
+        into = None
+        if ufunc and shape != ():
+            for position, a in enumerate(args):
+                if a in dying and fresh.get(a) == (shape, dtype):
+                    into = position
+                    break
+            fresh[value] = (shape, dtype)
+        reuse.append(into)
+    return reuse
+
+
 class FusedKernel:
     """A callable running one FusedGroup over NumPy buffers."""
 
@@ -143,7 +168,7 @@ class FusedKernel:
         body = group.body
         self.reduction = group.reduction
         elementwise = body[:-1] if self.reduction is not None else body
-        self.fns = [IMPLS[i.op.name](Step(i.op, i.attrs, i.shape, i.dtype, (), None)) for i in body]
+        self.fns = [IMPLS[i.op.name](i.op, i.attrs, i.shape, i.dtype) for i in body]
         self.ufuncs = [out_ufunc(fn) for fn in self.fns]
         self.exported = set(group.outputs)
         last = {}
@@ -176,21 +201,13 @@ class FusedKernel:
     # planning (once per group)
 
     def _whole_array_reuse(self, elementwise):
-        """Per instruction, the value whose array it may overwrite: an array a
-        ufunc of this group allocated, of the same dtype, dying here."""
-        n_in, shape = self.n_in, self.group.shape
-        fresh = {}
-        reuse = []
-        for k, instruction in enumerate(elementwise):
-            into = None
-            if self.ufuncs[k] is not None and shape != ():
-                for a in instruction.args:
-                    if self.last[a] == k and fresh.get(a) == instruction.dtype and a not in self.exported:
-                        into = a
-                        break
-                fresh[n_in + k] = instruction.dtype
-            reuse.append(into)
-        return reuse
+        """Per instruction, the value whose array it may overwrite (see
+        `reused_arguments`; a value the group exports is never written)."""
+        last = self.last
+        reuse = reused_arguments([(self.ufuncs[k] is not None, i.args, self.n_in + k, i.shape, i.dtype,
+                                   {a for a in i.args if last[a] == k and a not in self.exported})
+                                  for k, i in enumerate(elementwise)])
+        return [None if into is None else i.args[into] for i, into in zip(elementwise, reuse)]
 
     def _whole_array_function(self):
         """The whole-array path as one generated Python function, a line per

@@ -1,6 +1,8 @@
 """The CPU executor's kernels: each primitive as NumPy calls on NumPy buffers.
 
-`IMPLS` maps each primitive to a builder that takes a Step and returns a
+`IMPLS` maps each primitive to a builder `build(op, attrs, shape, dtype)`
+(the primitive, its attributes, its result's shape and dtype: what a plan's
+step, a fused group's instruction and a node all carry) that returns a
 callable over buffers. Elementwise functions whose IEEE special cases NumPy
 gets wrong (relative to the array API standard) are built in `special.py`.
 """
@@ -35,8 +37,8 @@ UFUNCS = {
 }
 
 
-def _ufunc(step):
-    return UFUNCS[step.op.name]
+def _ufunc(op, attrs, shape, dtype):
+    return UFUNCS[op.name]
 
 
 def out_ufunc(kernel):
@@ -47,22 +49,22 @@ def out_ufunc(kernel):
     return None
 
 
-def _special(step):
-    return special.build(step.op.name, step.dtype)
+def _special(op, attrs, shape, dtype):
+    return special.build(op.name, dtype)
 
 
-def _astype(step):
-    dtype = step.dtype.dtype
-    return lambda a: np.asarray(a).astype(dtype)
+def _astype(op, attrs, shape, dtype):
+    target = dtype.dtype
+    return lambda a: np.asarray(a).astype(target)
 
 
-def _full(step):
-    shape, dtype, value = step.attrs
+def _full(op, attrs, shape, dtype):
+    value = attrs[2]   # attrs: shape, dtype, value (the result's)
     return lambda: np.full(shape, value.value, dtype=dtype.dtype)
 
 
-def _iota(step):
-    shape, dtype, axis = step.attrs
+def _iota(op, attrs, shape, dtype):
+    axis = attrs[2]   # attrs: shape, dtype, axis (the result's)
     n = shape[axis]
     view = [1] * len(shape)
     view[axis] = n
@@ -84,17 +86,16 @@ def reduce_dtype(name, dtype):
     return None if name in ("max", "min") else dtype.dtype
 
 
-def _reduction(step):
-    axes, keepdims = step.attrs
-    ufunc = REDUCERS[step.op.name]
-    dtype = reduce_dtype(step.op.name, step.dtype)
-    return lambda a: ufunc.reduce(a, axis=axes, keepdims=keepdims, dtype=dtype)
+def _reduction(op, attrs, shape, dtype):
+    axes, keepdims = attrs
+    ufunc = REDUCERS[op.name]
+    accumulator = reduce_dtype(op.name, dtype)
+    return lambda a: ufunc.reduce(a, axis=axes, keepdims=keepdims, dtype=accumulator)
 
 
 def _arg_reduction(fn):
-    def build(step):
-        axes, keepdims = step.attrs
-        shape = step.shape
+    def build(op, attrs, shape, dtype):
+        axes, keepdims = attrs
 
         def run(a):
             a = np.asarray(a)
@@ -108,26 +109,23 @@ def _arg_reduction(fn):
 
 
 def _scan(fn):
-    def build(step):
-        axis, = step.attrs
-        dtype = step.dtype.dtype
-        return lambda a: fn(a, axis=axis, dtype=dtype)
+    def build(op, attrs, shape, dtype):
+        axis, = attrs
+        accumulator = dtype.dtype
+        return lambda a: fn(a, axis=axis, dtype=accumulator)
     return build
 
 
-def _reshape(step):
-    shape, = step.attrs
+def _reshape(op, attrs, shape, dtype):
     return lambda a: np.reshape(a, shape)
 
 
-def _permute(step):
-    axes, = step.attrs
+def _permute(op, attrs, shape, dtype):
+    axes, = attrs
     return lambda a: np.transpose(a, axes)
 
 
-def _broadcast(step):
-    shape, = step.attrs
-
+def _broadcast(op, attrs, shape, dtype):
     def broadcast(a):
         a = np.asarray(a)
         if not a.flags.c_contiguous or a.size == 0:
@@ -147,28 +145,28 @@ def index_of(starts, stops, steps):
     return tuple(slice(a, None if b < 0 else b, c) for a, b, c in zip(starts, stops, steps))
 
 
-def _slice(step):
-    index = index_of(*step.attrs)
+def _slice(op, attrs, shape, dtype):
+    index = index_of(*attrs)
     return lambda a: np.asarray(a)[index]
 
 
-def _flip(step):
-    axes, = step.attrs
+def _flip(op, attrs, shape, dtype):
+    axes, = attrs
     return lambda a: np.flip(a, axis=axes)
 
 
-def _pad(step):
-    pads, value = step.attrs
+def _pad(op, attrs, shape, dtype):
+    pads, value = attrs
     return lambda a: np.pad(a, pads, constant_values=value.value)
 
 
-def _concat(step):
-    axis, = step.attrs
+def _concat(op, attrs, shape, dtype):
+    axis, = attrs
     return lambda *arrays: np.concatenate(arrays, axis=axis)
 
 
-def _update_slice(step):
-    index = index_of(*step.attrs)
+def _update_slice(op, attrs, shape, dtype):
+    index = index_of(*attrs)
 
     def update_slice(a, v):
         a[index] = v
@@ -176,8 +174,8 @@ def _update_slice(step):
     return update_slice
 
 
-def _sort(step):
-    axis, descending = step.attrs
+def _sort(op, attrs, shape, dtype):
+    axis, descending = attrs
     if descending:
         # Stable descending order: sort the reversed array, then reverse back,
         # so elements that compare equal (-0.0 and 0.0) keep their order.
@@ -185,8 +183,8 @@ def _sort(step):
     return lambda a: np.sort(a, axis=axis, kind="stable")
 
 
-def _argsort(step):
-    axis, descending = step.attrs
+def _argsort(op, attrs, shape, dtype):
+    axis, descending = attrs
 
     def argsort(a):
         if not descending:
@@ -199,13 +197,13 @@ def _argsort(step):
     return argsort
 
 
-def _searchsorted(step):
-    side, = step.attrs
+def _searchsorted(op, attrs, shape, dtype):
+    side, = attrs
     return lambda x1, x2: np.searchsorted(x1, x2, side=side).astype(np.int64, copy=False)
 
 
-def _isin(step):
-    invert, = step.attrs
+def _isin(op, attrs, shape, dtype):
+    invert, = attrs
     return lambda x1, x2: np.isin(x1, x2, invert=invert)
 
 
@@ -220,13 +218,13 @@ def _named_errors(name, fn, errors=(IndexError,)):
     return run
 
 
-def _take(step):
-    axis, = step.attrs
+def _take(op, attrs, shape, dtype):
+    axis, = attrs
     return _named_errors("take", lambda a, i: np.take(a, i, axis=axis))
 
 
-def _take_along_axis(step):
-    axis, = step.attrs
+def _take_along_axis(op, attrs, shape, dtype):
+    axis, = attrs
     return _named_errors("take_along_axis", lambda a, i: np.take_along_axis(a, i, axis=axis))
 
 
@@ -250,13 +248,13 @@ def numpy_key(template, arrays):
     return tuple(key)
 
 
-def _gather(step):
-    template = step.attrs[0]
+def _gather(op, attrs, shape, dtype):
+    template = attrs[0]
     return _named_errors("__getitem__", lambda a, *arrays: np.asarray(a)[numpy_key(template, arrays)])
 
 
-def _scatter(step):
-    template = step.attrs[0]
+def _scatter(op, attrs, shape, dtype):
+    template = attrs[0]
 
     def scatter(a, value, *arrays):
         a[numpy_key(template, arrays)] = value
@@ -264,8 +262,8 @@ def _scatter(step):
     return _named_errors("__setitem__", scatter)
 
 
-def _scatter_add(step):
-    template = step.attrs[0]
+def _scatter_add(op, attrs, shape, dtype):
+    template = attrs[0]
 
     def scatter_add(a, value, *arrays):
         np.add.at(a, numpy_key(template, arrays), value)  # unbuffered: duplicate indices accumulate
@@ -279,14 +277,14 @@ UPDATES = {"update_slice": _update_slice, "scatter": _scatter, "scatter_add": _s
 
 
 def _on_a_copy(build):
-    def build_copying(step):
-        update = build(step)
+    def build_copying(op, attrs, shape, dtype):
+        update = build(op, attrs, shape, dtype)
         return lambda a, *rest: update(np.array(a, copy=True), *rest)
     return build_copying
 
 
-def _diagonal(step):
-    offset, = step.attrs
+def _diagonal(op, attrs, shape, dtype):
+    offset, = attrs
     return lambda a: np.diagonal(a, offset=offset, axis1=-2, axis2=-1)
 
 
@@ -298,38 +296,38 @@ def _as_dtype(fn, dtype):
 
 
 def _linalg(fn):
-    def build(step):
-        run = _as_dtype(lambda a, *rest: fn(a, *rest, *step.attrs), step.dtype)
-        return _named_errors(f"linalg.{step.op.name}", run, (np.linalg.LinAlgError,))
+    def build(op, attrs, shape, dtype):
+        run = _as_dtype(lambda a, *rest: fn(a, *rest, *attrs), dtype)
+        return _named_errors(f"linalg.{op.name}", run, (np.linalg.LinAlgError,))
     return build
 
 
 def _multi(fn):
-    def build(step):
-        dtypes = [d.dtype for d in step.dtype]
+    def build(op, attrs, shape, dtype):
+        dtypes = [d.dtype for d in dtype]
 
         def run(a):
-            return tuple(np.asarray(out).astype(d, copy=False) for out, d in zip(fn(a, *step.attrs), dtypes))
-        return _named_errors(f"linalg.{step.op.name}", run, (np.linalg.LinAlgError,))
+            return tuple(np.asarray(out).astype(d, copy=False) for out, d in zip(fn(a, *attrs), dtypes))
+        return _named_errors(f"linalg.{op.name}", run, (np.linalg.LinAlgError,))
     return build
 
 
-def _select(step):
-    index, = step.attrs
+def _select(op, attrs, shape, dtype):
+    index, = attrs
     return lambda outputs: outputs[index]
 
 
 def _fftn(fn):
-    def build(step):
-        axes, sizes, norm = step.attrs
-        return _as_dtype(lambda a: fn(a, s=sizes, axes=axes, norm=norm), step.dtype)
+    def build(op, attrs, shape, dtype):
+        axes, sizes, norm = attrs
+        return _as_dtype(lambda a: fn(a, s=sizes, axes=axes, norm=norm), dtype)
     return build
 
 
 def _fft_1d(fn):
-    def build(step):
-        (axis,), (n,), norm = step.attrs
-        return _as_dtype(lambda a: fn(a, n=n, axis=axis, norm=norm), step.dtype)
+    def build(op, attrs, shape, dtype):
+        (axis,), (n,), norm = attrs
+        return _as_dtype(lambda a: fn(a, n=n, axis=axis, norm=norm), dtype)
     return build
 
 

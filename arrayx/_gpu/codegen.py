@@ -23,8 +23,9 @@ the flat index, a smaller contiguous input (broadcast) through static
 strides, a strided or broadcast buffer through strides passed at launch (in
 elements, one per dimension). Shapes are compiled in, so index arithmetic
 divides by constants. Each instruction renders through the expression table
-(expressions.py); a group holding an operation without an expression raises
-Unsupported, and the executor runs it on the CPU.
+(expressions.py). The GPU executor `runs` only what `renders` says has a CUDA
+form, so the scheduler never fuses anything else; a group holding an
+operation without one is a programming error, raised as Unsupported.
 """
 
 import hashlib
@@ -45,7 +46,7 @@ REDUCTIONS = {"sum", "prod", "max", "min", "any", "all"}
 
 
 class Unsupported(Exception):
-    """The group holds an operation the GPU has no kernel for."""
+    """The group holds an operation the GPU has no CUDA form for."""
 
 
 class Kernel:
@@ -123,18 +124,22 @@ def _reduce_type(instruction):
     return dt.float32 if instruction.dtype == dt.float16 else instruction.dtype
 
 
+def renders(op, in_dtype, dtype):
+    """Whether an instruction of primitive `op` (elementwise, or a reduction)
+    on operands of `in_dtype` (the last operand's), giving `dtype`, has a
+    CUDA form."""
+    if op.kind == "reduce":
+        return op.name in REDUCTIONS and not (op.name in ("max", "min") and dtype.kind == "c")
+    return supports(op.name, in_dtype)
+
+
 def check(group):
     """Raise Unsupported unless every instruction of `group` has a CUDA form."""
     dtypes = [d for _, d, _ in group.inputs] + [i.dtype for i in group.body]
     for instruction in group.body:
-        name = instruction.op.name
-        if instruction.op.kind == "reduce":
-            if name not in REDUCTIONS or (name in ("max", "min") and instruction.dtype.kind == "c"):
-                raise Unsupported(f"{name} of {instruction.dtype}")
-            continue
         source = dtypes[instruction.args[-1]]
-        if not supports(name, source):
-            raise Unsupported(f"{name} of {source}")
+        if not renders(instruction.op, source, instruction.dtype):
+            raise Unsupported(f"{instruction.op.name} of {source}")
     root = group.body[-1]
     if group.row_axes and root.op.kind == "reduce" and tuple(root.attrs[0]) != tuple(group.row_axes):
         raise Unsupported("a final reduction over other axes than the row reductions'")
@@ -255,7 +260,8 @@ def _name(group):
 
 
 def generate(group):
-    """The Kernel of `group`; raises Unsupported when the GPU cannot run it."""
+    """The Kernel of `group`; raises Unsupported when it holds an operation
+    without a CUDA form."""
     check(group)
     if group.row_axes:
         return _rows(group)

@@ -1,15 +1,27 @@
 """The executor interface, modelled on Nx's Backend behaviour.
 
-An executor owns the buffers of one kind of device. The scheduler hands it a
-segment of a plan (a list of steps over primitives) to compile once, then runs
-the compiled program on input buffers. Primitives an executor does not list in
-`supports` run on the CPU executor, with transfers (Nx's optional callbacks with
-a default implementation).
+An executor owns the buffers of one kind of device. The scheduler asks it one
+question per node, `runs(op, in_dtypes, dtype)`: the fuse pass before making
+a node a member of a fused group, the lower pass for every other step, and
+`run_dynamic` for a data-dependent primitive. A node its executor does not
+run goes to the registry's fallback executor (the host's), with transfers
+(Nx's optional callbacks with a default implementation); the rest of its
+group stays on the device. The scheduler hands an executor a segment of a
+plan (a list of steps) to compile once; `compile` is written here, once, over
+the executor's hooks: `kernel` (a step as a callable), `kernels` (choices
+across a segment: the CPU's reuse of dying temporaries and in-place
+updates) and `around_kernels` (the CPU's error state, the GPU's context).
 """
 
 from abc import ABC, abstractmethod
 
 import numpy as np
+
+from ..references import extra_references
+
+# Movement primitives an executor may take as views of a realized buffer
+# (`Executor.view`): no computation, the result shares the buffer's memory.
+VIEWS = frozenset({"slice", "reshape", "permute", "broadcast", "flip"})
 
 
 class Step:
@@ -48,7 +60,13 @@ class Executor(ABC):
     """What every executor provides."""
 
     name = "abstract"
-    supports = frozenset()
+    # Whether the executor runs `fused` steps: groups the fuse pass builds
+    # from nodes the executor `runs`.
+    fuses = False
+    # Whether a fused group's final reduction must reduce the axes its row
+    # reductions reduce (a kernel that owns whole rows cannot also reduce
+    # across them); the fuse pass then keeps such a reduction out of the group.
+    fused_rows_end_in_row_reductions = False
     # Whether `update` and `write_element` write into a buffer nobody else can
     # see; elsewhere `x[key] = v` stays a node that a plan runs on a copy.
     updates_in_place = False
@@ -77,11 +95,16 @@ class Executor(ABC):
     def copy(self, buffer):
         """A new buffer on this executor with the same contents."""
 
-    def can_run(self, step):
-        """Whether this executor runs `step` (else the fallback executor
-        does, with transfers); executors whose support depends on dtypes or
-        on a fused group's instructions refine it."""
-        return step.op.name in self.supports
+    @abstractmethod
+    def runs(self, op, in_dtypes, dtype):
+        """Whether this executor runs primitive `op` on inputs of dtypes
+        `in_dtypes` (a tuple), giving `dtype` (a tuple for a multi-output
+        primitive, None for a data-dependent one, known only once it ran).
+
+        Asked once per node when a plan is built, never for `fused` (the fuse
+        pass asks it of every member instead). Where it says no, the registry's
+        fallback executor runs the node, with transfers.
+        """
 
     def layout(self, buffer):
         """The buffer's memory layout as part of a plan key: "C" contiguous,
@@ -93,17 +116,18 @@ class Executor(ABC):
         """The buffer's contents as a buffer of executor `target`."""
         return target.from_host(self.to_host(buffer))
 
-    def view(self, step, buffer):
-        """The result of movement `step` on a realized buffer, if this executor
-        can take it as a view (no computation), else None (the step then runs
-        in a plan like any other)."""
+    def view(self, op, attrs, shape, dtype, buffer):
+        """The result (of `shape` and `dtype`) of movement primitive `op` with
+        `attrs` on a realized buffer, if this executor can take it as a view
+        (no computation), else None (the node then runs in a plan like any
+        other)."""
         return None
 
     def run_dynamic(self, name, buffers, attrs):
         """Run a data-dependent primitive now: [(buffer, shape, DType)] per output.
 
-        Executors without it leave it out of `supports`; the scheduler then
-        runs it on the CPU executor.
+        Executors without it say so in `runs`; the scheduler then runs it on
+        the fallback executor.
         """
         raise TypeError(f"{self.name} executor has no data-dependent primitive {name}")
 
@@ -126,10 +150,11 @@ class Executor(ABC):
         view of another buffer, nor of memory a user shared (`copy=False`)."""
         return False
 
-    def update(self, step, buffers):
-        """Run the update step `step` (update_slice, scatter, scatter_add) by
-        writing into buffers[0], which nobody else can see; its result
-        (executors with `updates_in_place`)."""
+    def update(self, op, attrs, shape, dtype, buffers):
+        """Run update primitive `op` (update_slice, scatter, scatter_add) with
+        `attrs` and a result of `shape` and `dtype` by writing into
+        buffers[0], which nobody else can see; its result (executors with
+        `updates_in_place`)."""
         raise TypeError(f"the {self.name} executor does not update in place")
 
     def write_element(self, buffer, index, value):
@@ -148,11 +173,56 @@ class Executor(ABC):
         """Wait until the work queued on this executor has finished (work is
         queued asynchronously on a GPU; the CPU runs it before returning)."""
 
-    @abstractmethod
+    def kernel(self, step):
+        """A callable over the buffers of `step`'s arguments returning its
+        result: one buffer, or a sequence of buffers when `step.out` is a
+        tuple of slots (a multi-output primitive's one slot holds a tuple)."""
+        raise NotImplementedError(f"the {self.name} executor builds no kernels")
+
+    def kernels(self, steps, drops):
+        """For each step of a segment, (kernel, in-place kernel or None): an
+        in-place kernel runs instead when, at run time, the step's first
+        argument dies there, its slot holds the only reference and the memory
+        is its own (`owns_memory`). Executors that plan across a segment
+        (the CPU's reuse of dying temporaries) refine it."""
+        return [(self.kernel(step), None) for step in steps]
+
+    def around_kernels(self, run):
+        """`run(slots)`, wrapped in what the executor's kernels need around
+        them (the CPU's floating-point error state, the GPU's context)."""
+        return run
+
     def compile(self, steps, drops):
         """A callable `program(slots)` that runs `steps` over the slot list.
 
-        Each step reads its `args` slots and writes its `out` slot in place;
-        `drops[i]` lists the slots whose last use is step i, so their memory
-        can be freed while the program runs.
+        Each step reads its `args` slots and writes its `out` slot (each of
+        a tuple of slots); `drops[i]` lists the slots whose last use is step
+        i, so their memory can be freed while the program runs.
         """
+        program = [(fn, step.args, step.out, drop, in_place)
+                   for step, drop, (fn, in_place) in zip(steps, drops, self.kernels(steps, drops))]
+        owns_memory = self.owns_memory
+
+        def run(slots):
+            for fn, args, out, drop, in_place in program:
+                if in_place is not None and extra_references(slots, args[0]) == 0 and owns_memory(slots[args[0]]):
+                    fn = in_place
+                # Results go straight into their slots: the slots hold them alone (see in_place).
+                if out.__class__ is tuple:   # a fused group with several outputs
+                    result = fn(*[slots[i] for i in args])
+                    for k, o in enumerate(out):
+                        slots[o] = result[k]
+                    result = None
+                else:
+                    n = len(args)
+                    if n == 1:
+                        slots[out] = fn(slots[args[0]])
+                    elif n == 2:
+                        slots[out] = fn(slots[args[0]], slots[args[1]])
+                    elif n == 3:
+                        slots[out] = fn(slots[args[0]], slots[args[1]], slots[args[2]])
+                    else:
+                        slots[out] = fn(*[slots[i] for i in args])
+                for i in drop:
+                    slots[i] = None
+        return self.around_kernels(run)

@@ -16,7 +16,6 @@ from ..dtypes import PYTHON_SCALARS
 from ..counters import counters
 from ..device import CPU, Device
 from ..graph.node import Constant, Node
-from ..executors.base import Step
 from ..graph.primitives import BUFFER, MOVEMENT, PRIMITIVES, broadcast_shapes
 from ..scheduler.schedule import realize, run_dynamic
 from .array_object import Array
@@ -73,8 +72,7 @@ def movement_node(prim, node, attrs, shape, dtype):
     if shape != node.shape:  # a broadcast, or a reshape of a zero-size array, may outgrow it
         check_size(shape, dtype, prim.name)
     if node.buffer is not None:
-        step = Step(prim, attrs, shape, dtype, (0,), 1)
-        buffer = executors.executor_for(node.device).view(step, node.buffer)
+        buffer = executors.executor_for(node.device).view(prim, attrs, shape, dtype, node.buffer)
         if buffer is not None:
             return Node(prim, (node,), attrs, shape, dtype, node.device, buffer)
     return Node(prim, (node,), attrs, shape, dtype, node.device)

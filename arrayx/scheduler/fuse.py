@@ -18,13 +18,19 @@ pass: row softmax is one group (max, subtract, exp, sum, divide).
 
 Operands of another shape (a 0-d scalar, a row to broadcast) are inputs of the
 group, not members; a small group of one node stays an ordinary step.
+
+A node is a member only where the executor of its device fuses and `runs` it
+(asked per node): a node it cannot run splits the group, runs on the
+fallback executor with transfers (the lower pass), and the rest of the group
+stays on the device.
 """
 
 from math import prod
 
+from .. import executors
 from ..graph.fused import FusedGroup, Instruction
 from ..graph.node import users_of
-from ..graph.primitives import BLOCK_REDUCE_OPS, ELEMENTWISE_OPS
+from ..graph.primitives import BLOCK_REDUCE_OPS, ELEMENTWISE_OPS, REDUCE
 
 # A lone elementwise node or reduction over fewer points than this runs as an
 # ordinary step: there is nothing to fuse, and blocks or threads cannot pay.
@@ -51,34 +57,31 @@ class Group:
         self.program = None
 
 
-def fuse(order, requested, supports, layout_of):
-    """Groups of `order` (a topological order) worth fusing, in plan order.
-
-    `supports(node)` says whether the executor of the node's device can run
-    the node's primitive inside a fused group; `layout_of(node)` gives the
-    layout of a realized input.
-    """
+def fuse(order, requested, layout_of):
+    """Groups of `order` (a topological order) worth fusing, in plan order;
+    `layout_of(node)` gives the layout of a realized input."""
     if not ENABLED:
         return []
     wanted = set(requested)
     users = users_of(order)
     group_of = {}
     for node in reversed(order):
-        if node.buffer is not None or not supports(node):
-            continue
         name = node.op.name
+        if node.buffer is not None or not (name in ELEMENTWISE_OPS or name in BLOCK_REDUCE_OPS):
+            continue
+        ex = executors.executor_for(node.device)
+        if not (ex.fuses and ex.runs(node.op, tuple(i.dtype for i in node.inputs), node.dtype)):
+            continue
         if name in ELEMENTWISE_OPS:
             group = _group_of_users(node, users.get(node), group_of)
             if group is not None and group.shape != node.shape:
                 group = None
             if group is None:
                 group = Group(node.shape, node.device)
-        elif name in BLOCK_REDUCE_OPS:
-            group = _row_group(node, users.get(node), group_of, wanted)
+        else:
+            group = _row_group(node, users.get(node), group_of, wanted, ex)
             if group is None:
                 group = Group(node.inputs[0].shape, node.device)
-        else:
-            continue
         group.members.append(node)
         group_of[node] = group
     groups = []
@@ -111,8 +114,9 @@ def _group_of_users(node, node_users, group_of):
     return group
 
 
-def _row_group(node, node_users, group_of, wanted):
-    """The group a reduction can join as a row reduction, or None."""
+def _row_group(node, node_users, group_of, wanted, ex):
+    """The group a reduction can join as a row reduction, or None; `ex` is
+    the executor of its device."""
     axes, keepdims = node.attrs
     source = node.inputs[0]
     ndim = len(source.shape)
@@ -120,6 +124,9 @@ def _row_group(node, node_users, group_of, wanted):
         return None
     group = _group_of_users(node, node_users, group_of)
     if group is None or group.shape != source.shape or group.row_axes not in (None, axes):
+        return None
+    root = group.members[0]   # members are in users-first order while groups grow
+    if ex.fused_rows_end_in_row_reductions and root.op.kind == REDUCE and root.attrs[0] != axes:
         return None
     group.row_axes = axes
     return group

@@ -1,12 +1,15 @@
 """Lower pass: steps to executor segments.
 
-Each step runs on the executor of its device when that executor supports the
-primitive, else on the registry's fallback executor (the host's), with its
-inputs transferred there and its results transferred back. Consecutive steps
-of one executor form a segment, compiled once by that executor.
+Each step runs on the executor of its device when that executor `runs` the
+primitive on the step's dtypes, else on the registry's fallback executor (the
+host's), with its inputs transferred there and its results transferred back.
+A fused step's members were asked one by one when the fuse pass built it, so
+it runs where its device is. Consecutive steps of one executor form a segment,
+compiled once by that executor.
 """
 
 from .. import executors
+from ..graph.primitives import FUSED_OP
 from .slots import drops_of, last_uses
 
 
@@ -30,15 +33,30 @@ def transfer(buffer, source, target):
     return source.transfer(buffer, target)
 
 
+def executor_running(op, in_dtypes, dtype, home):
+    """The executor that runs primitive `op` on `in_dtypes` (giving `dtype`)
+    for a node on executor `home`: `home` where it `runs` it, else the
+    registry's fallback; an error naming the primitive where neither does."""
+    if home.runs(op, in_dtypes, dtype):
+        return home
+    fallback = executors.fallback()
+    if fallback is not home and fallback.runs(op, in_dtypes, dtype):
+        return fallback
+    raise NotImplementedError(f"{op.name}: no executor runs this primitive on {[d.name for d in in_dtypes]} "
+                              f"(neither the {home.name} executor nor the fallback {fallback.name} executor)")
+
+
 def lower(steps, n_slots, input_devices, outputs):
     """(slot count, [(program(slots), step count)]) for `steps`."""
     owner = {s: executors.executor_for(d) for s, d in enumerate(input_devices)}
-    fallback = executors.fallback()
     moved = {}   # (slot, executor) -> the slot holding its transferred copy
     segments = []
     for step in steps:
         home = executors.executor_for(step.device)
-        ex = home if home.can_run(step) else fallback
+        if step.op is FUSED_OP:
+            ex = home
+        else:
+            ex = executor_running(step.op, tuple(d for _, d in step.in_types), step.dtype, home)
         args = []
         for s in step.args:
             if owner[s] is not ex:

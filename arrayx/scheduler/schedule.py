@@ -48,13 +48,12 @@ from math import prod
 
 from .. import executors
 from ..counters import counters
-from ..executors.base import Step
 from ..graph.node import Node, retaining, toposort, tracing, users_of
 from ..graph.primitives import BOUND, ELEMENTWISE, EVALUATED, KEPT_KINDS, MOVEMENT, REDUCE, STATE, UPDATE
 from ..references import extra_references
 from .collect import collect
 from .fuse import fuse
-from .lower import lower, transfer
+from .lower import executor_running, lower, transfer
 from .rewrite import rewrite
 from .slots import assign_slots
 
@@ -74,11 +73,15 @@ _lock = threading.RLock()
 
 
 class Plan:
-    __slots__ = ("n_slots", "segments", "outputs", "groups", "size", "inputs", "keep", "used")
+    """What a force point or a computation runs: compiled programs over a
+    list of slots (see `run`)."""
+
+    __slots__ = ("n_slots", "programs", "steps", "outputs", "groups", "size", "inputs", "keep", "used")
 
     def __init__(self, n_slots, segments, outputs, groups, size, inputs, keep=()):
         self.n_slots = n_slots
-        self.segments = segments    # [(callable(slots), step count)]
+        self.programs = [program for program, _ in segments]   # callable(slots) per segment, in order
+        self.steps = sum(n for _, n in segments)   # executor steps one run runs
         self.outputs = outputs      # slot of each requested node, then of each `keep` candidate
         self.groups = groups        # the FusedGroups of the plan, for arrayx.debug
         self.size = size            # graph nodes in the key
@@ -86,17 +89,20 @@ class Plan:
         self.keep = keep            # (candidates by position in the collect order, watch): see keep_watch
         self.used = 0               # when it last ran, for eviction
 
+    def run(self, slots):
+        """Run the plan over `slots`, a list holding the buffers of its
+        inputs (slots 0..n-1); afterwards `slots[s]` holds the value of each
+        output slot `s`."""
+        slots += [None] * (self.n_slots - len(slots))
+        for program in self.programs:
+            program(slots)
+
 
 def _layout(node):
     layout = node.layout
     if layout is None:
         layout = node.layout = executors.executor_for(node.device).layout(node.buffer)
     return layout
-
-
-def _fusable(node):
-    ex = executors.executor_for(node.device)
-    return "fused" in ex.supports and node.op.name in ex.supports
 
 
 class UnboundError(ValueError):
@@ -122,7 +128,7 @@ def build_plan(order, requested, bound=False):
     materialized = [] if bound else materialized_candidates(order, requested, collected)
     requested = requested + materialized
     keep = keep_watch(collected, asked, expensive, materialized)
-    groups = fuse(order, requested, _fusable, lambda n: _layout(n) if n.buffer is not None else None)
+    groups = fuse(order, requested, lambda n: _layout(n) if n.buffer is not None else None)
     steps, n_slots, outputs, inputs = assign_slots(order, groups, requested)
     _check_memory(steps)
     n_slots, segments = lower(steps, n_slots, [n.device for n in inputs], outputs)
@@ -300,13 +306,9 @@ def realize(nodes):
         plan.used = next(_uses)
         kept = _kept(order, plan.keep, plan.outputs[len(requested):]) if plan.keep else ()
         del order
-        slots += [None] * (plan.n_slots - len(slots))
-        steps = 0
-        for program, n_steps in plan.segments:
-            program(slots)
-            steps += n_steps
+        plan.run(slots)
         counters["realizations"] += 1
-        counters["steps_run"] += steps
+        counters["steps_run"] += plan.steps
         for node, s in zip(requested, plan.outputs):
             node.realize_as(slots[s], EVALUATED)
         if kept:
@@ -324,7 +326,7 @@ def run_dynamic(prim, nodes, attrs):
     realize(nodes)
     device = nodes[0].device
     home = executors.executor_for(device)
-    ex = home if prim.name in home.supports else executors.fallback()
+    ex = executor_running(prim, tuple(n.dtype for n in nodes), None, home)
     buffers = [n.buffer if ex is home else transfer(n.buffer, home, ex) for n in nodes]
     outputs = []
     for buffer, shape, dtype in ex.run_dynamic(prim.name, buffers, attrs):
@@ -400,7 +402,6 @@ def update_in_place(node):
             target.buffer = ex.copy(target.buffer)
             target.layout = None
         del target
-        # The kernels of updates read only the step's primitive and attributes.
-        step = Step(node.op, node.attrs, node.shape, node.dtype, (), None)
-        node.realize_as(ex.update(step, [i.buffer for i in node.inputs]), EVALUATED)
+        node.realize_as(ex.update(node.op, node.attrs, node.shape, node.dtype, [i.buffer for i in node.inputs]),
+                        EVALUATED)
         counters["updates_in_place"] += 1

@@ -187,9 +187,7 @@ class Computation:
         values = [self._argument(i, a, borrowed) for i, a in enumerate(args)]
         slots = [values[where] if kind == "argument" else transformer.value_of(where) if kind == "variable"
                  else where for kind, where in self.binding]
-        slots += [None] * (self.plan.n_slots - len(slots))
-        for program, _ in self.plan.segments:
-            program(slots)
+        self.plan.run(slots)
         outputs = [slots[s] if s is not None else buffer for s, buffer in self.results]
         if borrowed:
             # A result that is a view of a caller's array would change with it.
