@@ -28,11 +28,13 @@ Unsupported, and the executor runs it on the CPU.
 """
 
 import hashlib
+import math
 from functools import partial
 from math import prod
 from pathlib import Path
 
 from .. import dtypes as dt
+from ..graph.primitives import BLOCK_REDUCE_OPS, PRIMITIVES
 from .expressions import CTYPES, cast, render, supports
 
 OPS_SOURCE = (Path(__file__).with_name("ops.cuh")).read_text()
@@ -41,7 +43,6 @@ BLOCK = 256
 # Grid-stride loops use 32-bit indices below this many points (the executor
 # keeps a grid under 2**30 threads, so i + stride cannot overflow).
 INT32_LIMIT = 1 << 30
-REDUCTIONS = {"sum", "prod", "max", "min", "any", "all"}
 
 
 class Unsupported(Exception):
@@ -93,29 +94,20 @@ def contiguous_strides(shape):
 
 
 def _combine(name, dtype, a, b):
-    """The C++ expression combining two partial results of reduction `name`."""
-    kind = CTYPES[dtype].kind
-    if name == "sum":
-        return f"ax_cadd({a}, {b})" if kind == "c" else (f"ax_wrap_add({a}, {b})" if kind in "iu" else f"{a} + {b}")
-    if name == "prod":
-        return f"ax_cmul({a}, {b})" if kind == "c" else (f"ax_wrap_mul({a}, {b})" if kind in "iu" else f"{a} * {b}")
-    if name == "max":
-        return f"ax_fmax({a}, {b})" if kind == "f" else f"ax_imax({a}, {b})"
-    if name == "min":
-        return f"ax_fmin({a}, {b})" if kind == "f" else f"ax_imin({a}, {b})"
-    return f"{a} || {b}" if name == "any" else f"{a} && {b}"
+    """The C++ expression combining two partial results of reduction `name`:
+    the CUDA expression of its monoid's primitive."""
+    return render(PRIMITIVES[name].monoid.op, (a, b), dtype, dtype)
 
 
 def _identity(name, dtype):
-    """The C++ value a reduction of `name` over no points gives."""
-    ctype = CTYPES[dtype]
-    if name in ("any", "all"):
-        return "false" if name == "any" else "true"
-    if name in ("sum", "prod"):
-        one = "0" if name == "sum" else "1"
-        return f"ax_complex<{ctype.register}>({one}, 0)" if ctype.kind == "c" else f"({ctype.register}){one}"
-    bound = "lo" if name == "max" else "hi"
-    return f"ax_limits<{ctype.register}>::{bound}()"
+    """The C++ value a reduction of `name` over no points gives: its monoid's identity."""
+    identity = PRIMITIVES[name].monoid.identity
+    register = CTYPES[dtype].register
+    if isinstance(identity, bool):
+        return "true" if identity else "false"
+    if math.isinf(identity):
+        return f"ax_limits<{register}>::{'lo' if identity < 0 else 'hi'}()"
+    return f"ax_complex<{register}>({identity}, 0)" if dtype.kind == "c" else f"({register}){identity}"
 
 
 def _reduce_type(instruction):
@@ -129,7 +121,7 @@ def check(group):
     for instruction in group.body:
         name = instruction.op.name
         if instruction.op.kind == "reduce":
-            if name not in REDUCTIONS or (name in ("max", "min") and instruction.dtype.kind == "c"):
+            if name not in BLOCK_REDUCE_OPS or not supports(instruction.op.monoid.op, _reduce_type(instruction)):
                 raise Unsupported(f"{name} of {instruction.dtype}")
             continue
         source = dtypes[instruction.args[-1]]

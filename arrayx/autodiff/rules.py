@@ -18,6 +18,7 @@ through them get zero gradient.
 import math
 
 from .. import dtypes as dt
+from ..graph.primitives import reduced_shape
 from ..namespace import elementwise as ew, manipulation as manip, statistical as stat
 from ..namespace.array_object import Array
 from ..namespace.build import P, broadcast_node, make, pad_node, reshape_node, wrap
@@ -26,10 +27,15 @@ from ..namespace.data_types import astype
 
 VJP = {}
 
-# Primitives with real floating outputs that are deliberately not
-# differentiable (piecewise constant, or index-valued): no cotangent flows.
+# Primitives over floating inputs that are deliberately not differentiable:
+# no cotangent flows through them. Those with floating outputs are piecewise
+# constant (or cut the gradient on purpose); the others have bool or index
+# outputs, which never carry a cotangent. Any other primitive without a VJP
+# is an error on a differentiated path (tests/test_primitives.py pins them).
 NON_DIFFERENTIABLE = frozenset({
     "floor", "ceil", "round", "trunc", "sign", "floor_divide", "nextafter", "stop_gradient",
+    "isfinite", "isinf", "isnan", "signbit", "equal", "not_equal", "greater", "greater_equal", "less", "less_equal",
+    "any", "all", "argmax", "argmin", "argsort", "searchsorted", "isin", "nonzero",
 })
 
 
@@ -349,8 +355,7 @@ def _keepdims(g, node):
     axes, keepdims = node.attrs
     if keepdims:
         return g
-    shape = tuple(1 if i in axes else n for i, n in enumerate(node.inputs[0].shape))
-    return wrap(reshape_node(g._node, shape))
+    return wrap(reshape_node(g._node, reduced_shape(node.inputs[0].shape, axes, True)))
 
 
 @rule("sum")
