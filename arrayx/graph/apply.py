@@ -38,7 +38,8 @@ def apply(prim, inputs, attrs=(), name=None):
                     shape = s
             else:
                 return Node(prim, inputs, attrs, shape, dtype, inputs[0].device)
-    check_accepts(prim, inputs, name)
+    if prim.accepts is not None:
+        check_accepts(prim, inputs, name)
     shape, dtype = prim.rule(prim, inputs, attrs)
     if shape != inputs[0].shape:  # broadcasting, contraction, concat... may outgrow the inputs
         check_size(shape, dtype, name or prim.name)
@@ -48,7 +49,8 @@ def apply(prim, inputs, attrs=(), name=None):
 def apply_multi(prim, inputs, attrs=(), name=None):
     """The output nodes of the multi-output primitive `prim` (one `select`
     node each), checked as `apply` checks."""
-    check_accepts(prim, inputs, name)
+    if prim.accepts is not None:
+        check_accepts(prim, inputs, name)
     outputs = prim.rule(prim, inputs, attrs)
     for shape, dtype in outputs:
         check_size(shape, dtype, name or prim.name)
@@ -58,12 +60,9 @@ def apply_multi(prim, inputs, attrs=(), name=None):
 
 def check_accepts(prim, inputs, name=None):
     """A TypeError naming `name` and the operand (x, or x1, x2... for several
-    inputs) whose dtype is outside the category `prim` accepts."""
-    accepts = prim.accepts
-    if accepts is None:
-        return
+    inputs) whose dtype is outside the category `prim` accepts (not None)."""
     for i, node in enumerate(inputs):
-        if node.dtype not in accepts:
+        if node.dtype not in prim.accepts:
             argname = "x" if len(inputs) == 1 else f"x{i + 1}"
             raise TypeError(f"{name or prim.name}: {argname} has dtype {node.dtype}; "
                             f"expected a {prim.category} dtype")

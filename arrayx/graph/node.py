@@ -109,9 +109,11 @@ class Node:
                     depth = n.depth + 1
         self.depth = depth
 
-    @property
-    def realized(self):
-        return self.buffer is not None
+    def hold_view(self, buffer):
+        """Hold `buffer`, a view of the input's buffer taken as the node is
+        built (no computation), and keep the primitive and input."""
+        self.buffer = buffer
+        self.depth = 0
 
     def realize_as(self, buffer, buffer_op):
         """Hold `buffer`; drop the history unless it is being retained."""

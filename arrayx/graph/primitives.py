@@ -1,8 +1,8 @@
 """The primitive table: every operation an executor must implement.
 
-Each primitive has a kind, the dtype category its inputs accept, and a rule that
+Each primitive has a kind, the dtype category its inputs accept, a rule that
 infers the output shape and dtype from the input nodes and the static
-attributes. Standard functions validate user input (naming themselves in their
+attributes (applied by `graph.apply`), and for a reduction its monoid. Standard functions validate user input (naming themselves in their
 errors) and then build nodes of these primitives; executors implement exactly
 these and nothing else.
 
@@ -40,9 +40,10 @@ class Monoid:
 
 class Primitive:
     """`category` names the dtype category the inputs accept (None: any
-    dtype), and `accepts` is its set of dtypes. `result`, for the elementwise primitives whose output dtype follows
-    from the input dtype alone: {accepted input dtype: output dtype}. Their
-    rule reads it, and so does `graph.apply.apply`'s fast path for operands of the
+    dtype; `graph.apply` checks it) and `accepts` is its set of dtypes.
+    `result`, for the elementwise primitives whose output dtype follows from
+    the input dtype alone: {accepted input dtype: output dtype}. Their rule
+    reads it, and so does `graph.apply.apply`'s fast path for operands of the
     result's shape, which skips the rule call. `monoid`, for the reductions
     that fold with a binary elementwise primitive (see Monoid); None else."""
 
@@ -462,7 +463,6 @@ def group(kind):
 
 ELEMENTWISE_OPS = group(ELEMENTWISE)
 REDUCE_OPS = group(REDUCE)
-MOVEMENT_OPS = group(MOVEMENT)
 # Kinds whose results cost more to compute again than to hold (superlinear
 # work, a library call): a force point keeps such a result while something
 # else still refers to it (see scheduler.schedule).

@@ -38,30 +38,28 @@ def wrap(node):
 
 def make(prim, inputs, attrs=(), name=None):
     """The node of `prim` over input nodes, built by `graph.apply.apply` (its
-    errors name `name`, the user's function); a movement node over a realized
-    buffer is born a view of it (see `movement_node`)."""
+    errors name `name`, the user's function).
+
+    A movement node over a realized buffer is born realized where the
+    executor can view the buffer (slice, reshape, permute, broadcast, flip:
+    no computation). Indexing an evaluated array then neither waits for a
+    force point nor puts its indices into plan-cache keys (element loops
+    would miss the cache every time). The node keeps its primitive and input,
+    so autodiff still sees the slice.
+    """
     node = apply(prim, inputs, attrs, name)
     if prim.kind is MOVEMENT and inputs[0].buffer is not None and len(inputs) == 1:
-        return movement_node(node)
+        buffer = view(node)
+        if buffer is not None:
+            node.hold_view(buffer)
     return node
 
 
-def movement_node(node):
-    """The movement node `node` over a realized buffer, realized as the
-    executor's view of that buffer where it has one.
-
-    Where the executor can view a realized buffer (slice, reshape, permute,
-    broadcast, flip: no computation), the node is born realized. Indexing an
-    evaluated array then neither waits for a force point nor puts its indices
-    into plan-cache keys (element loops would miss the cache every time). The
-    node keeps its primitive and input, so autodiff still sees the slice.
-    """
+def view(node):
+    """The executor's view of the realized input of movement `node`, or None."""
     source = node.inputs[0]
     step = Step(node.op, node.attrs, node.shape, node.dtype, (0,), 1)
-    buffer = executors.executor_for(source.device).view(step, source.buffer)
-    if buffer is None:
-        return node
-    return Node(node.op, node.inputs, node.attrs, node.shape, node.dtype, node.device, buffer)
+    return executors.executor_for(source.device).view(step, source.buffer)
 
 
 def dynamic(name, inputs, attrs=()):
