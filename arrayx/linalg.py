@@ -20,7 +20,7 @@ import numpy as np
 
 from . import dtypes as dt
 from .graph.apply import apply_multi
-from .graph.primitives import reduced_shape
+from .graph.primitives import MOVEMENT, reduced_shape
 from .namespace.array_object import Array
 from .namespace.build import (P, astype_node, broadcast_node, broadcast_shapes, check_dtype, full_node, make,
                               node_of, normalize_axes, reshape_node, same_device, scalar_node, wrap)
@@ -109,6 +109,12 @@ def _real_number(value):
 
 
 # --- node helpers ----------------------------------------------------------
+
+def _realized_data(node):
+    """Whether `node` is realized, or a movement over realized data (which the
+    scheduler realizes as a view, see scheduler.collect)."""
+    return node.buffer is not None or (node.op.kind is MOVEMENT and node.inputs[0].buffer is not None)
+
 
 def _reduce(prim, node, axes, keepdims=False):
     return make(P[prim], (node,), (tuple(axes), keepdims))
@@ -513,9 +519,9 @@ def _vector_norm(node, axes, keepdims, p, name):
     if p == 1:
         return _reduce("sum", make(P["abs"], (node,)), axes, keepdims)
     if p == 2:
-        if len(node.shape) == 1 and not keepdims and node.dtype.kind == "f" and node.buffer is None:
-            # A lazy real vector: its dot with itself, one node instead of a product and its sum
-            # (the scheduler rewrites that sum into this dot; a realized input may be a strided
+        if len(node.shape) == 1 and not keepdims and node.dtype.kind == "f" and not _realized_data(node):
+            # A computed real vector: its dot with itself, one node instead of a product and its
+            # sum (the scheduler rewrites that sum into this dot; realized data may be a strided
             # view, which the rewrite leaves to the fused sum).
             return _sqrt_safe(make(P["matmul"], (node, node)))
         return _sqrt_safe(_reduce("sum", _abs_squared(node), axes, keepdims))

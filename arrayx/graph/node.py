@@ -110,8 +110,9 @@ class Node:
         self.depth = depth
 
     def hold_view(self, buffer):
-        """Hold `buffer`, a view of the input's buffer taken as the node is
-        built (no computation), and keep the primitive and input."""
+        """Hold `buffer`, the executor's view of the input's buffer (no
+        computation, see scheduler.collect), and keep the primitive and input
+        (autodiff still sees the slice)."""
         self.buffer = buffer
         self.depth = 0
 

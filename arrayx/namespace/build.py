@@ -12,10 +12,9 @@ import numpy as np
 
 from .. import debug, dtypes as dt, executors
 from ..device import CPU, Device
-from ..executors.base import Step
 from ..graph.apply import apply, check_size
 from ..graph.node import Constant, Node
-from ..graph.primitives import BUFFER, MOVEMENT, PRIMITIVES, broadcast_shapes
+from ..graph.primitives import BUFFER, PRIMITIVES, broadcast_shapes
 from ..scheduler.schedule import realize, run_dynamic
 from .array_object import Array
 
@@ -37,29 +36,9 @@ def wrap(node):
 
 
 def make(prim, inputs, attrs=(), name=None):
-    """The node of `prim` over input nodes, built by `graph.apply.apply` (its
-    errors name `name`, the user's function).
-
-    A movement node over a realized buffer is born realized where the
-    executor can view the buffer (slice, reshape, permute, broadcast, flip:
-    no computation). Indexing an evaluated array then neither waits for a
-    force point nor puts its indices into plan-cache keys (element loops
-    would miss the cache every time). The node keeps its primitive and input,
-    so autodiff still sees the slice.
-    """
-    node = apply(prim, inputs, attrs, name)
-    if prim.kind is MOVEMENT and inputs[0].buffer is not None and len(inputs) == 1:
-        buffer = view(node)
-        if buffer is not None:
-            node.hold_view(buffer)
-    return node
-
-
-def view(node):
-    """The executor's view of the realized input of movement `node`, or None."""
-    source = node.inputs[0]
-    step = Step(node.op, node.attrs, node.shape, node.dtype, (0,), 1)
-    return executors.executor_for(source.device).view(step, source.buffer)
+    """The node of `prim` over input nodes (see `graph.apply.apply`; its
+    errors name `name`, the user's function)."""
+    return apply(prim, inputs, attrs, name)
 
 
 def dynamic(name, inputs, attrs=()):
@@ -92,14 +71,16 @@ def buffer_node(host, device=CPU, copy=True):
     return Node(BUFFER, (), (), host.shape, dt.FROM_NUMPY[host.dtype], device, buf)
 
 
-# Realized scalar nodes are immutable, so `x * 2.0` in a loop reuses one.
+# Scalar nodes are immutable, so `x * 2.0` in a loop reuses one (and the
+# buffer the scheduler gives it at the first force, see scheduler.collect).
 _SCALAR_CACHE_SIZE = 1024
 _FLOAT64_MAX = float(np.finfo(np.float64).max)
 _scalar_nodes = {}
 
 
 def scalar_node(value, dtype, device, name):
-    """A realized 0-d node holding the Python scalar `value` as `dtype`."""
+    """A 0-d `full` leaf of the Python scalar `value` as `dtype`: a constant
+    of the graph, which touches no executor until a force point."""
     kind = type(value)
     # 0.0 == -0.0 and 1 == 1.0 == True: key on the type, and on a zero's sign.
     key = (kind, value, dtype, device, math.copysign(1.0, value) if kind is float and value == 0 else 0)
@@ -113,8 +94,7 @@ def scalar_node(value, dtype, device, name):
                 raise OverflowError(f"{name}: Python int {value} is out of bounds for {dtype}")
         elif dtype.kind in "fc" and abs(value) > _FLOAT64_MAX:
             raise OverflowError(f"{name}: a Python int of {value.bit_length()} bits is too large for any floating dtype")
-    buf = executors.executor_for(device).from_scalar(value, dtype)
-    node = Node(BUFFER, (), (), (), dtype, device, buf)
+    node = full_node((), value, dtype, device)
     if kind is not complex:
         if len(_scalar_nodes) >= _SCALAR_CACHE_SIZE:
             _scalar_nodes.clear()
