@@ -67,7 +67,7 @@ def _one_axis(name, x, n, axis, norm, accepts, inverse_real=False):
     points used, M by default.
     """
     node = node_of(x, name)
-    check_dtype(node, accepts, name)
+    check_dtype(node, accepts, name)  # the standard's category, before the cast to the primitive's
     axis = normalize_axis(axis, len(node.shape), name)
     norm = _check_norm(norm, name)
     m = node.shape[axis]

@@ -18,9 +18,12 @@ from typing import NamedTuple
 import numpy as np
 
 from . import dtypes as dt
+from .graph.apply import apply_multi
+from .graph.primitives import MOVEMENT, reduced_shape
 from .namespace.array_object import Array
 from .namespace.build import (P, astype_node, broadcast_node, broadcast_shapes, check_dtype, full_node,
-                              integer_argument, make, make_multi, node_of, normalize_axes, reshape_node, same_device, scalar_node, wrap)
+                              integer_argument, make, node_of, normalize_axes, reshape_node, same_device, scalar_node,
+                              wrap)
 from .namespace.creation import eye
 from .namespace.linear_algebra import (contraction_axis, matmul, matrix_transpose, numeric_operands,
                                        permute_node, tensordot, vecdot)
@@ -72,7 +75,9 @@ def _lapack(node, name, argname="x"):
 
 def _matrices(x, name, accepts="floating", square=False, lapack=False):
     """The node of a (stack of) matrices x: ndim >= 2, dtype in `accepts`, maybe
-    square, and a dtype LAPACK supports if `lapack`."""
+    square, and a dtype LAPACK supports if `lapack`. These are the standard's
+    categories, checked before the casts that reach the primitives' "lapack
+    floating" (float16 gets its own message, see `_lapack`)."""
     node = node_of(x, name)
     if accepts is not None:
         check_dtype(node, accepts, name)
@@ -97,6 +102,12 @@ def _real_number(value):
 
 
 # --- node helpers ----------------------------------------------------------
+
+def _realized_data(node):
+    """Whether `node` is realized, or a movement over realized data (which the
+    scheduler realizes as a view, see scheduler.collect)."""
+    return node.buffer is not None or (node.op.kind is MOVEMENT and node.inputs[0].buffer is not None)
+
 
 def _reduce(prim, node, axes, keepdims=False):
     return make(P[prim], (node,), (tuple(axes), keepdims))
@@ -228,7 +239,7 @@ def eig(x, /):
     unspecified.
     """
     node = _matrices(x, "linalg.eig", square=True, lapack=True)
-    return EigResult(*(wrap(n) for n in make_multi(P["eig"], (node,))))
+    return EigResult(*(wrap(n) for n in apply_multi(P["eig"], (node,))))
 
 
 def eigh(x, /):
@@ -239,7 +250,7 @@ def eigh(x, /):
     Hermitian is not checked.
     """
     node = _matrices(x, "linalg.eigh", square=True, lapack=True)
-    return EighResult(*(wrap(n) for n in make_multi(P["eigh"], (node,))))
+    return EighResult(*(wrap(n) for n in apply_multi(P["eigh"], (node,))))
 
 
 def eigvals(x, /):
@@ -371,7 +382,7 @@ def pinv(x, /, *, rtol=None):
         return wrap(full_node(batch + (n, m), 0, node.dtype, node.device))
     # An array rtol is data, not a static attribute: compose from the reduced
     # SVD, pinv = V diag(1/s, where s > cutoff, else 0) U^H.
-    u, s, vh = make_multi(P["svd"], (node,), (False,))
+    u, s, vh = apply_multi(P["svd"], (node,), (False,))
     s_cmp, cutoff = _tolerance(s, tol)
     keep = make(P["greater"], (s_cmp, cutoff))
     real = s.dtype
@@ -398,7 +409,7 @@ def qr(x, /, *, mode="reduced"):
     node = _matrices(x, name, lapack=True)
     if not isinstance(mode, str) or mode not in ("reduced", "complete"):
         raise ValueError(f"{name}: mode must be 'reduced' or 'complete', got {mode!r}")
-    return QRResult(*(wrap(n) for n in make_multi(P["qr"], (node,), (mode,))))
+    return QRResult(*(wrap(n) for n in apply_multi(P["qr"], (node,), (mode,))))
 
 
 def slogdet(x, /):
@@ -408,7 +419,7 @@ def slogdet(x, /):
     A zero determinant gives sign 0 and logabsdet -inf.
     """
     node = _matrices(x, "linalg.slogdet", square=True, lapack=True)
-    return SlogdetResult(*(wrap(n) for n in make_multi(P["slogdet"], (node,))))
+    return SlogdetResult(*(wrap(n) for n in apply_multi(P["slogdet"], (node,))))
 
 
 def solve(x1, x2, /):
@@ -420,7 +431,7 @@ def solve(x1, x2, /):
     name = "linalg.solve"
     n1, n2 = node_of(x1, name, "x1"), node_of(x2, name, "x2")
     same_device(name, (n1, n2))
-    check_dtype(n1, "floating", name, "x1")
+    check_dtype(n1, "floating", name, "x1")  # each operand before promotion
     check_dtype(n2, "floating", name, "x2")
     s1, s2 = n1.shape, n2.shape
     if len(s1) < 2 or s1[-1] != s1[-2]:
@@ -443,7 +454,7 @@ def svd(x, /, *, full_matrices=True):
     only the leading K = min(M, N) singular vectors.
     """
     node = _matrices(x, "linalg.svd", lapack=True)
-    return SVDResult(*(wrap(n) for n in make_multi(P["svd"], (node,), (bool(full_matrices),))))
+    return SVDResult(*(wrap(n) for n in apply_multi(P["svd"], (node,), (bool(full_matrices),))))
 
 
 def svdvals(x, /):
@@ -493,8 +504,7 @@ def _vector_norm(node, axes, keepdims, p, name):
     if p in (math.inf, -math.inf):
         if count == 0:
             # max/min over no values: the identities of the norms (0 for inf, inf for -inf).
-            shape = tuple(1 if i in axes else n for i, n in enumerate(node.shape) if keepdims or i not in axes)
-            return full_node(shape, 0.0 if p > 0 else math.inf, real, node.device)
+            return full_node(reduced_shape(node.shape, axes, keepdims), 0.0 if p > 0 else math.inf, real, node.device)
         return _reduce("max" if p > 0 else "min", make(P["abs"], (node,)), axes, keepdims)
     if p == 0:
         nonzero = make(P["not_equal"], (node, scalar_node(0, node.dtype, node.device, name)))
@@ -502,9 +512,9 @@ def _vector_norm(node, axes, keepdims, p, name):
     if p == 1:
         return _reduce("sum", make(P["abs"], (node,)), axes, keepdims)
     if p == 2:
-        if len(node.shape) == 1 and not keepdims and node.dtype.kind == "f" and node.buffer is None:
-            # A lazy real vector: its dot with itself, one node instead of a product and its sum
-            # (the scheduler rewrites that sum into this dot; a realized input may be a strided
+        if len(node.shape) == 1 and not keepdims and node.dtype.kind == "f" and not _realized_data(node):
+            # A computed real vector: its dot with itself, one node instead of a product and its
+            # sum (the scheduler rewrites that sum into this dot; realized data may be a strided
             # view, which the rewrite leaves to the fused sum).
             return _sqrt_safe(make(P["matmul"], (node, node)))
         return _sqrt_safe(_reduce("sum", _abs_squared(node), axes, keepdims))

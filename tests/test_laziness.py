@@ -62,6 +62,31 @@ def test_rebuilt_graph_hits_the_plan_cache():
     np.testing.assert_array_equal(results[0], np.tanh(data * 2.0 + 1.0) - data)
 
 
+def test_python_scalars_are_graph_constants_and_plans_do_not_multiply_with_their_values():
+    data = np.linspace(0, 1, 50)
+    x = xp.asarray(data)
+    y = x * 123.25
+    assert y._node.inputs[1].buffer is None   # building the node made no executor buffer
+    results = [np.asarray(x * c + 1.0) for c in (0.5, 1.5, 2.5, -3.0, 123.25)]
+    assert debug.counters["plans_built"] <= 1   # 0 if an earlier test built the same structure
+    assert debug.counters["plan_cache_hits"] + debug.counters["plans_built"] == 5
+    for got, c in zip(results, (0.5, 1.5, 2.5, -3.0, 123.25)):
+        np.testing.assert_array_equal(got, data * c + 1.0)
+    np.testing.assert_array_equal(np.asarray(y), data * 123.25)
+
+
+def test_indexing_an_evaluated_array_is_a_view_taken_at_the_force_point_with_one_plan():
+    data = np.arange(12.0).reshape(3, 4)
+    x = xp.asarray(data)
+    row = x[1]
+    assert row._node.buffer is None   # the namespace takes no view: the scheduler does
+    values = [float(x[i, j]) for i in range(3) for j in range(4)]
+    assert values == data.ravel().tolist()
+    assert debug.counters["steps_run"] == 0   # every element was a view, no step computed it
+    assert debug.counters["plans_built"] <= 1
+    np.testing.assert_array_equal(np.asarray(row), data[1])
+
+
 def test_plan_cache_distinguishes_structure():
     x = xp.asarray(np.ones(4))
     np.asarray(x + x)

@@ -30,6 +30,7 @@ from math import gcd, prod
 
 import numpy as np
 
+from ..graph.primitives import reduced_shape
 from . import memory
 from .errors import ignoring_errors
 from .kernels import IMPLS, REDUCERS, out_ufunc, reduce_dtype
@@ -85,20 +86,6 @@ def _forget_pool():
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool)
-
-
-def _identity(name, dtype):
-    """The value a partial result starts from: combining it with x gives x
-    (a float sum starts from +0.0, as NumPy's does: a sum of -0.0 is +0.0)."""
-    if name == "sum":
-        return dtype.type(0)
-    if name == "prod":
-        return dtype.type(1)
-    if name in ("any", "all"):
-        return name == "all"
-    if dtype.kind == "f":
-        return dtype.type(-np.inf if name == "max" else np.inf)
-    return np.iinfo(dtype).min if name == "max" else np.iinfo(dtype).max
 
 
 def block_axis(shape, block):
@@ -187,7 +174,7 @@ class FusedKernel:
             self.keepdims = keepdims
             self.reducer = REDUCERS[self.reduction.op.name]
             self.reduce_dtype = reduce_dtype(self.reduction.op.name, self.reduction.dtype)
-            self.acc_shape = tuple(1 if j in axes else n for j, n in enumerate(group.shape))
+            self.acc_shape = reduced_shape(group.shape, axes, True)
             self.source = self.reduction.args[0]
         self.whole_arrays = self._whole_array_function()
         self.block = self._block_function(elementwise)
@@ -445,8 +432,7 @@ class FusedKernel:
         partial = None
         reduction = self.reduction
         if reduction is not None and result is None:
-            partial = np.full(self.acc_shape, _identity(reduction.op.name, reduction.dtype.dtype),
-                              reduction.dtype.dtype)
+            partial = np.full(self.acc_shape, reduction.op.monoid.identity_of(reduction.dtype), reduction.dtype.dtype)
         block = self.block
         for index, block_shape, target in run:
             temp = views.get(block_shape)

@@ -9,6 +9,7 @@ gets wrong (relative to the array API standard) are built in `special.py`.
 
 import numpy as np
 
+from ..graph.primitives import BLOCK_REDUCE_OPS, PRIMITIVES
 from . import special
 
 # Primitives that map one-to-one onto a NumPy function with the standard's
@@ -74,10 +75,10 @@ def _iota(op, attrs, shape, dtype):
     return iota
 
 
-# Reductions as `ufunc.reduce` (what np.sum, np.all, ... call, without their
-# microseconds of Python wrapping); the ufunc also combines partial results.
-REDUCERS = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum,
-            "any": np.logical_or, "all": np.logical_and}
+# Reductions as `ufunc.reduce` of their monoid's primitive (what np.sum,
+# np.all, ... call, without their microseconds of Python wrapping); the ufunc
+# also combines partial results.
+REDUCERS = {name: UFUNCS[PRIMITIVES[name].monoid.op] for name in BLOCK_REDUCE_OPS}
 
 
 def reduce_dtype(name, dtype):

@@ -29,11 +29,13 @@ operation without one is a programming error, raised as Unsupported.
 """
 
 import hashlib
+import math
 from functools import partial
 from math import prod
 from pathlib import Path
 
 from .. import dtypes as dt
+from ..graph.primitives import BLOCK_REDUCE_OPS, PRIMITIVES
 from .expressions import CTYPES, cast, render, supports
 
 OPS_SOURCE = (Path(__file__).with_name("ops.cuh")).read_text()
@@ -42,7 +44,6 @@ BLOCK = 256
 # Grid-stride loops use 32-bit indices below this many points (the executor
 # keeps a grid under 2**30 threads, so i + stride cannot overflow).
 INT32_LIMIT = 1 << 30
-REDUCTIONS = {"sum", "prod", "max", "min", "any", "all"}
 
 
 class Unsupported(Exception):
@@ -94,34 +95,25 @@ def contiguous_strides(shape):
 
 
 def _combine(name, dtype, a, b):
-    """The C++ expression combining two partial results of reduction `name`."""
-    kind = CTYPES[dtype].kind
-    if name == "sum":
-        return f"ax_cadd({a}, {b})" if kind == "c" else (f"ax_wrap_add({a}, {b})" if kind in "iu" else f"{a} + {b}")
-    if name == "prod":
-        return f"ax_cmul({a}, {b})" if kind == "c" else (f"ax_wrap_mul({a}, {b})" if kind in "iu" else f"{a} * {b}")
-    if name == "max":
-        return f"ax_fmax({a}, {b})" if kind == "f" else f"ax_imax({a}, {b})"
-    if name == "min":
-        return f"ax_fmin({a}, {b})" if kind == "f" else f"ax_imin({a}, {b})"
-    return f"{a} || {b}" if name == "any" else f"{a} && {b}"
+    """The C++ expression combining two partial results of reduction `name`:
+    the CUDA expression of its monoid's primitive."""
+    return render(PRIMITIVES[name].monoid.op, (a, b), dtype, dtype)
 
 
 def _identity(name, dtype):
-    """The C++ value a reduction of `name` over no points gives."""
-    ctype = CTYPES[dtype]
-    if name in ("any", "all"):
-        return "false" if name == "any" else "true"
-    if name in ("sum", "prod"):
-        one = "0" if name == "sum" else "1"
-        return f"ax_complex<{ctype.register}>({one}, 0)" if ctype.kind == "c" else f"({ctype.register}){one}"
-    bound = "lo" if name == "max" else "hi"
-    return f"ax_limits<{ctype.register}>::{bound}()"
+    """The C++ value a reduction of `name` over no points gives: its monoid's identity."""
+    identity = PRIMITIVES[name].monoid.identity
+    register = CTYPES[dtype].register
+    if isinstance(identity, bool):
+        return "true" if identity else "false"
+    if math.isinf(identity):
+        return f"ax_limits<{register}>::{'lo' if identity < 0 else 'hi'}()"
+    return f"ax_complex<{register}>({identity}, 0)" if dtype.kind == "c" else f"({register}){identity}"
 
 
-def _reduce_type(instruction):
-    """The dtype a reduction accumulates in: its result's (float16 in float)."""
-    return dt.float32 if instruction.dtype == dt.float16 else instruction.dtype
+def _accumulator(dtype):
+    """The dtype a reduction giving `dtype` accumulates in: its own (float16 in float)."""
+    return dt.float32 if dtype == dt.float16 else dtype
 
 
 def renders(op, in_dtype, dtype):
@@ -129,7 +121,8 @@ def renders(op, in_dtype, dtype):
     on operands of `in_dtype` (the last operand's), giving `dtype`, has a
     CUDA form."""
     if op.kind == "reduce":
-        return op.name in REDUCTIONS and not (op.name in ("max", "min") and dtype.kind == "c")
+        # A block reduction whose combining primitive has a form for the accumulator.
+        return op.name in BLOCK_REDUCE_OPS and supports(op.monoid.op, _accumulator(dtype))
     return supports(op.name, in_dtype)
 
 
@@ -301,7 +294,7 @@ def _reduce(group):
     reduced = [d for d in range(len(shape)) if d in axes]
     outer = prod(shape[d] for d in kept)
     inner = prod(shape[d] for d in reduced)
-    acc_dtype = _reduce_type(root)
+    acc_dtype = _accumulator(root.dtype)
     acc = CTYPES[acc_dtype]
     combine = partial(_combine, rname, acc_dtype)
     source_value = root.args[0]
@@ -407,7 +400,7 @@ def _rows(group):
         if value is not None:
             instruction = w.instruction(value)
             rname = instruction.op.name
-            acc_dtype = _reduce_type(instruction)
+            acc_dtype = _accumulator(instruction.dtype)
             acc = CTYPES[acc_dtype]
             arg_value = instruction.args[0]
             arg = f"v{arg_value}"

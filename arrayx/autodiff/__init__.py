@@ -17,7 +17,7 @@ import numbers
 from .. import dtypes as dt
 from ..graph.node import retain_history, tracing
 from ..namespace.array_object import Array
-from ..namespace.build import P, make, movement_node, wrap
+from ..namespace.build import P, make, wrap
 from ..scheduler.schedule import realize
 from .backward import backward, ones_for, zeros_for
 
@@ -39,7 +39,7 @@ def identity(x):
     enclosing differentiation (that is what makes grad(grad(f)) work). Over
     an evaluated x it is a view, evaluated at once: no step to run."""
     node = x._node
-    return Array._new(movement_node(P["reshape"], node, (node.shape,), node.shape, node.dtype))
+    return Array._new(make(P["reshape"], (node,), (node.shape,)))
 
 
 def _realize_arguments(args):

@@ -10,10 +10,15 @@ from ..namespace.array_object import Array
 
 VJP = {}
 
-# Primitives with real floating outputs that are deliberately not
-# differentiable (piecewise constant, or index-valued): no cotangent flows.
+# Primitives over floating inputs that are deliberately not differentiable:
+# no cotangent flows through them. Those with floating outputs are piecewise
+# constant (or cut the gradient on purpose); the others have bool or index
+# outputs, which never carry a cotangent. Any other primitive without a VJP
+# is an error on a differentiated path (tests/test_primitives.py pins them).
 NON_DIFFERENTIABLE = frozenset({
     "floor", "ceil", "round", "trunc", "sign", "floor_divide", "nextafter", "stop_gradient",
+    "isfinite", "isinf", "isnan", "signbit", "equal", "not_equal", "greater", "greater_equal", "less", "less_equal",
+    "any", "all", "argmax", "argmin", "argsort", "searchsorted", "isin", "nonzero",
 })
 
 

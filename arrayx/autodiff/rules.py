@@ -18,6 +18,7 @@ through them get zero gradient.
 import math
 
 from .. import dtypes as dt
+from ..graph.primitives import reduced_shape
 from ..namespace import elementwise as ew, manipulation as manip, statistical as stat
 from ..namespace.build import P, broadcast_node, make, pad_node, reshape_node, wrap
 from ..namespace.creation import zeros
@@ -325,8 +326,7 @@ def _keepdims(g, node):
     axes, keepdims = node.attrs
     if keepdims:
         return g
-    shape = tuple(1 if i in axes else n for i, n in enumerate(node.inputs[0].shape))
-    return wrap(reshape_node(g._node, shape))
+    return wrap(reshape_node(g._node, reduced_shape(node.inputs[0].shape, axes, True)))
 
 
 @rule("sum")

@@ -109,6 +109,13 @@ class Node:
                     depth = n.depth + 1
         self.depth = depth
 
+    def hold_view(self, buffer):
+        """Hold `buffer`, the executor's view of the input's buffer (no
+        computation, see scheduler.collect), and keep the primitive and input
+        (autodiff still sees the slice)."""
+        self.buffer = buffer
+        self.depth = 0
+
     def realize_as(self, buffer, buffer_op):
         """Hold `buffer`; drop the history unless it is being retained."""
         self.buffer = buffer

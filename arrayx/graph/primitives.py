@@ -1,8 +1,8 @@
 """The primitive table: every operation an executor must implement.
 
-Each primitive has a kind, the dtype category its inputs accept, and a rule that
+Each primitive has a kind, the dtype category its inputs accept, a rule that
 infers the output shape and dtype from the input nodes and the static
-attributes. Standard functions validate user input (naming themselves in their
+attributes (applied by `graph.apply`), and for a reduction its monoid. Standard functions validate user input (naming themselves in their
 errors) and then build nodes of these primitives; executors implement exactly
 these and nothing else.
 
@@ -10,23 +10,53 @@ Elementwise primitives broadcast their inputs NumPy-style (right-aligned) and
 require equal input dtypes (the namespace inserts `astype` nodes to promote).
 """
 
+import math
+
+import numpy as np
+
 from .. import dtypes as dt
 
 
+class Monoid:
+    """How a reduction folds its points: the binary elementwise primitive
+    `op` applied from `identity`, a Python number or bool; -inf and +inf
+    stand for the dtype's lowest and highest value (its integer bounds for
+    integer dtypes). Executors derive their reducers and combiners from it."""
+
+    __slots__ = ("op", "identity")
+
+    def __init__(self, op, identity):
+        self.op = op
+        self.identity = identity
+
+    def identity_of(self, dtype):
+        """The identity as a NumPy scalar of `dtype` (a dtypes.DType). A float
+        sum starts from +0.0, as NumPy's does: a sum of -0.0 is +0.0."""
+        if dtype.kind in "iu" and math.isinf(self.identity):
+            bounds = np.iinfo(dtype.dtype)
+            return dtype.type(bounds.min if self.identity < 0 else bounds.max)
+        return dtype.type(self.identity)
+
+
 class Primitive:
-    """`result`, for the elementwise primitives whose output dtype follows
-    from the input dtype alone: {accepted input dtype: output dtype}. Their
-    rule reads it, and so does the node builder's fast path for operands of
-    the result's shape (`namespace.build.make`), which skips the rule call."""
+    """`category` names the dtype category the inputs accept (None: any
+    dtype; `graph.apply` checks it) and `accepts` is its set of dtypes.
+    `result`, for the elementwise primitives whose output dtype follows from
+    the input dtype alone: {accepted input dtype: output dtype}. Their rule
+    reads it, and so does `graph.apply.apply`'s fast path for operands of the
+    result's shape, which skips the rule call. `monoid`, for the reductions
+    that fold with a binary elementwise primitive (see Monoid); None else."""
 
-    __slots__ = ("name", "kind", "accepts", "rule", "result")
+    __slots__ = ("name", "kind", "category", "accepts", "rule", "result", "monoid")
 
-    def __init__(self, name, kind, accepts, rule, result=None):
+    def __init__(self, name, kind, accepts, rule, result=None, monoid=None):
         self.name = name
         self.kind = kind
+        self.category = accepts
         self.accepts = dt.CATEGORIES[accepts] if accepts else None
         self.rule = rule
         self.result = {d: result(d) for d in self.accepts or dt.ALL} if result else None
+        self.monoid = monoid
 
     def __repr__(self):
         return f"<primitive {self.name}>"
@@ -52,18 +82,9 @@ def broadcast_shapes(name, *shapes):
 
 
 def _elementwise_rule(prim, inputs, attrs):
-    # Fast path of the common cases, which need no broadcast: equal shapes,
-    # and 0-d operands (Python scalars become 0-d nodes) beside one shape.
-    shape = ()
-    for node in inputs:
-        s = node.shape
-        if s != shape and s != ():
-            if shape != ():
-                shape = broadcast_shapes(prim.name, *(n.shape for n in inputs))
-                break
-            shape = s
+    # graph.apply answers the common cases (equal shapes, 0-d operands) itself.
     # The last input carries the value dtype (where's first is the condition).
-    return shape, prim.result[inputs[-1].dtype]
+    return broadcast_shapes(prim.name, *(n.shape for n in inputs)), prim.result[inputs[-1].dtype]
 
 
 # An elementwise primitive's output dtype, from its input dtype.
@@ -79,14 +100,17 @@ def _leaf_rule(prim, inputs, attrs):
     return attrs[0], attrs[1]
 
 
+def reduced_shape(shape, axes, keepdims):
+    """The shape of a reduction of `shape` over `axes`: the reduced axes kept
+    with size 1 (`keepdims`) or dropped."""
+    if keepdims:
+        return tuple(1 if i in axes else n for i, n in enumerate(shape))
+    return tuple(n for i, n in enumerate(shape) if i not in axes)
+
+
 def _reduce(result):
     def rule(prim, inputs, attrs):
-        axes, keepdims = attrs
-        shape = inputs[0].shape
-        if keepdims:
-            out = tuple(1 if i in axes else n for i, n in enumerate(shape))
-        else:
-            out = tuple(n for i, n in enumerate(shape) if i not in axes)
+        out = reduced_shape(inputs[0].shape, *attrs)
         dtype = inputs[0].dtype
         if result == "bool":
             dtype = dt.bool
@@ -339,22 +363,24 @@ BINARY = {
     "subtract": ("numeric", "same"),
 }
 
+# name: accepted category, result dtype rule, monoid (None: argmax and argmin
+# need positions, not a fold of values)
 REDUCTIONS = {
-    "sum": ("numeric", "same"),
-    "prod": ("numeric", "same"),
-    "max": ("real numeric", "same"),
-    "min": ("real numeric", "same"),
-    "any": ("any", "bool"),
-    "all": ("any", "bool"),
-    "argmax": ("real numeric", "index"),
-    "argmin": ("real numeric", "index"),
+    "sum": ("numeric", "same", Monoid("add", 0)),
+    "prod": ("numeric", "same", Monoid("multiply", 1)),
+    "max": ("real numeric", "same", Monoid("maximum", -math.inf)),
+    "min": ("real numeric", "same", Monoid("minimum", math.inf)),
+    "any": ("any", "bool", Monoid("logical_or", False)),
+    "all": ("any", "bool", Monoid("logical_and", True)),
+    "argmax": ("real numeric", "index", None),
+    "argmin": ("real numeric", "index", None),
 }
 
 PRIMITIVES = {}
 
 
-def _add(name, kind, accepts, rule, result=None):
-    PRIMITIVES[name] = Primitive(name, kind, accepts, rule, result and RESULT_DTYPES[result])
+def _add(name, kind, accepts, rule, result=None, monoid=None):
+    PRIMITIVES[name] = Primitive(name, kind, accepts, rule, result and RESULT_DTYPES[result], monoid)
 
 
 _add("buffer", LEAF, None, None)          # data that entered from the host
@@ -366,8 +392,8 @@ for _name, (_acc, _res) in (UNARY | BINARY).items():
 _add("where", ELEMENTWISE, None, _elementwise_rule, "same")   # inputs: condition, x1, x2
 _add("astype", ELEMENTWISE, None, _astype_rule)          # attrs: dtype
 _add("stop_gradient", ELEMENTWISE, None, _elementwise_rule, "same")  # identity; autodiff sends no cotangent through
-for _name, (_acc, _res) in REDUCTIONS.items():
-    _add(_name, REDUCE, _acc, _reduce(_res))              # attrs: axes, keepdims
+for _name, (_acc, _res, _monoid) in REDUCTIONS.items():
+    _add(_name, REDUCE, _acc, _reduce(_res), monoid=_monoid)  # attrs: axes, keepdims
 _add("cumulative_sum", SCAN, "numeric", _same_rule)      # attrs: axis
 _add("cumulative_prod", SCAN, "numeric", _same_rule)     # attrs: axis
 _add("reshape", MOVEMENT, None, _reshape_rule)           # attrs: shape
@@ -441,7 +467,7 @@ REDUCE_OPS = group(REDUCE)
 # work, a library call): a force point keeps such a result while something
 # else still refers to it (see scheduler.schedule).
 KEPT_KINDS = frozenset({CONTRACTION, LINALG, MULTI, FFT, SORT})
-# Reductions a fused group may end in: those that combine partial results
-# of blocks with their own binary function (argmax/argmin need positions).
-BLOCK_REDUCE_OPS = frozenset({"sum", "prod", "max", "min", "any", "all"})
-assert BLOCK_REDUCE_OPS <= REDUCE_OPS
+# Reductions a fused group may end in: those with a monoid, whose partial
+# results of blocks combine with its primitive.
+BLOCK_REDUCE_OPS = frozenset(name for name, prim in PRIMITIVES.items() if prim.monoid is not None)
+assert all(PRIMITIVES[PRIMITIVES[name].monoid.op].kind == ELEMENTWISE for name in BLOCK_REDUCE_OPS)

@@ -1,13 +1,12 @@
 """How standard functions turn their arguments into graph nodes.
 
 Validation helpers raise at the user's call with the function's name and the
-operand's name; `make` applies a primitive's shape/dtype rule and wraps the node
-in an Array, realizing it when its unrealized chain grows past MAX_DEPTH.
+operand's name; `make` applies a primitive (graph.apply) and `wrap` wraps the
+node in an Array, realizing it when its unrealized chain grows past MAX_DEPTH.
 """
 
 import math
 import operator
-import sys
 
 import numpy as np
 
@@ -15,8 +14,9 @@ from .. import dtypes as dt, executors
 from ..dtypes import PYTHON_SCALARS
 from ..counters import counters
 from ..device import CPU, Device
+from ..graph.apply import apply, check_size
 from ..graph.node import Constant, Node
-from ..graph.primitives import BUFFER, MOVEMENT, PRIMITIVES, broadcast_shapes
+from ..graph.primitives import BUFFER, PRIMITIVES, broadcast_shapes
 from ..scheduler.schedule import realize, run_dynamic
 from .array_object import Array
 
@@ -36,56 +36,10 @@ def wrap(node):
     return _new_array(node)
 
 
-def make(prim, inputs, attrs=()):
-    """A node applying `prim` to input nodes (rule-inferred shape/dtype)."""
-    result = prim.result
-    if result is not None:
-        # An elementwise node whose operands have one shape or are 0-d (a
-        # Python scalar is a 0-d node): the rule's answer without calling it,
-        # and no size check. A loop body builds such nodes by the thousand.
-        shape = ()
-        for node in inputs:
-            s = node.shape
-            if s != shape and s != ():
-                if shape != ():
-                    break   # operands that broadcast: the rule's general case
-                shape = s
-        else:
-            return Node(prim, inputs, attrs, shape, result[inputs[-1].dtype], inputs[0].device)
-    shape, dtype = prim.rule(prim, inputs, attrs)
-    if prim.kind is MOVEMENT and len(inputs) == 1:
-        return movement_node(prim, inputs[0], attrs, shape, dtype)
-    if shape != inputs[0].shape:  # broadcasting, contraction, concat... may outgrow the inputs
-        check_size(shape, dtype, prim.name)
-    return Node(prim, inputs, attrs, shape, dtype, inputs[0].device)
-
-
-def movement_node(prim, node, attrs, shape, dtype):
-    """A movement node over `node`; over a realized buffer, a view taken now.
-
-    Where the executor can view a realized buffer (slice, reshape, permute,
-    broadcast, flip: no computation), the node is born realized. Indexing an
-    evaluated array then neither waits for a force point nor puts its indices
-    into plan-cache keys (element loops would miss the cache every time). The
-    node keeps its primitive and input, so autodiff still sees the slice.
-    """
-    if shape != node.shape:  # a broadcast, or a reshape of a zero-size array, may outgrow it
-        check_size(shape, dtype, prim.name)
-    if node.buffer is not None:
-        buffer = executors.executor_for(node.device).view(prim, attrs, shape, dtype, node.buffer)
-        if buffer is not None:
-            return Node(prim, (node,), attrs, shape, dtype, node.device, buffer)
-    return Node(prim, (node,), attrs, shape, dtype, node.device)
-
-
-def make_multi(prim, inputs, attrs=()):
-    """The output nodes of a multi-output primitive (one `select` node each)."""
-    outputs = prim.rule(prim, inputs, attrs)
-    for shape, dtype in outputs:
-        check_size(shape, dtype, prim.name)
-    node = Node(prim, inputs, attrs, tuple(s for s, _ in outputs), tuple(d for _, d in outputs), inputs[0].device)
-    select = P["select"]
-    return tuple(Node(select, (node,), (i,), shape, dtype, node.device) for i, (shape, dtype) in enumerate(outputs))
+def make(prim, inputs, attrs=(), name=None):
+    """The node of `prim` over input nodes (see `graph.apply.apply`; its
+    errors name `name`, the user's function)."""
+    return apply(prim, inputs, attrs, name)
 
 
 def dynamic(name, inputs, attrs=()):
@@ -118,14 +72,16 @@ def buffer_node(host, device=CPU, copy=True):
     return Node(BUFFER, (), (), host.shape, dt.FROM_NUMPY[host.dtype], device, buf)
 
 
-# Realized scalar nodes are immutable, so `x * 2.0` in a loop reuses one.
+# Scalar nodes are immutable, so `x * 2.0` in a loop reuses one (and the
+# buffer the scheduler gives it at the first force, see scheduler.collect).
 _SCALAR_CACHE_SIZE = 1024
 _FLOAT64_MAX = float(np.finfo(np.float64).max)
 _scalar_nodes = {}
 
 
 def scalar_node(value, dtype, device, name):
-    """A realized 0-d node holding the Python scalar `value` as `dtype`."""
+    """A 0-d `full` leaf of the Python scalar `value` as `dtype`: a constant
+    of the graph, which touches no executor until a force point."""
     kind = type(value)
     # 0.0 == -0.0 and 1 == 1.0 == True: key on the type, and on a zero's sign.
     key = (kind, value, dtype, device, math.copysign(1.0, value) if kind is float and value == 0 else 0)
@@ -139,8 +95,7 @@ def scalar_node(value, dtype, device, name):
                 raise OverflowError(f"{name}: Python int {value} is out of bounds for {dtype}")
         elif dtype.kind in "fc" and abs(value) > _FLOAT64_MAX:
             raise OverflowError(f"{name}: a Python int of {value.bit_length()} bits is too large for any floating dtype")
-    buf = executors.executor_for(device).from_scalar(value, dtype)
-    node = Node(BUFFER, (), (), (), dtype, device, buf)
+    node = full_node((), value, dtype, device)
     if kind is not complex:
         if len(_scalar_nodes) >= _SCALAR_CACHE_SIZE:
             _scalar_nodes.clear()
@@ -160,6 +115,10 @@ def node_of(x, name, argname="x"):
 
 
 def check_dtype(node, accepts, name, argname="x"):
+    """A TypeError naming `name` and `argname` unless `node`'s dtype is in the
+    category `accepts`. For checks a primitive's own category (which
+    `graph.apply` checks) does not make: an operand before promotion, a
+    composite's narrower category."""
     if node.dtype not in dt.CATEGORIES[accepts]:
         raise TypeError(f"{name}: {argname} has dtype {node.dtype}; expected a {accepts} dtype")
 
@@ -167,7 +126,7 @@ def check_dtype(node, accepts, name, argname="x"):
 def astype_node(node, dtype):
     if node.dtype == dtype:
         return node
-    return Node(P["astype"], (node,), (dtype,), node.shape, dtype, node.device)
+    return apply(P["astype"], (node,), (dtype,))
 
 
 def same_device(name, nodes):
@@ -181,13 +140,13 @@ def same_device(name, nodes):
 def broadcast_node(node, shape):
     if node.shape == shape:
         return node
-    return movement_node(P["broadcast"], node, (shape,), shape, node.dtype)
+    return make(P["broadcast"], (node,), (shape,))
 
 
 def reshape_node(node, shape):
     if node.shape == shape:
         return node
-    return movement_node(P["reshape"], node, (shape,), shape, node.dtype)
+    return make(P["reshape"], (node,), (shape,))
 
 
 def integer_argument(value, name, argname, *, refuse_bool=False):
@@ -234,24 +193,6 @@ def normalize_shape(shape, name):
     return shape
 
 
-def check_size(shape, dtype, name):
-    """A ValueError naming `name` if no array of `shape` and `dtype` can exist.
-
-    NumPy's rule, which the executors share: the product of the nonzero
-    dimensions times the item size must fit in a signed machine word
-    (sys.maxsize bytes), else the array fails at the force point. Functions
-    that take or compute a shape check it here at the call; the node builders
-    above check every shape that may outgrow the inputs (naming the primitive).
-    """
-    n = dtype.itemsize
-    for d in shape:
-        if d:
-            n *= d
-    if n > sys.maxsize:
-        raise ValueError(f"{name}: shape {shape} of {dtype} is too large to address: its nonzero dimensions "
-                         f"times the item size ({dtype.itemsize}) exceed sys.maxsize ({sys.maxsize}) bytes")
-
-
 def check_device(device, name):
     """`device` (None means the default; a Device or its name, e.g. "cpu") as a
     Device arrayx has an executor for."""
@@ -266,7 +207,7 @@ def check_device(device, name):
 
 
 __all__ = [
-    "P", "wrap", "make", "make_multi", "dynamic", "leaf", "buffer_node", "scalar_node", "is_scalar", "node_of",
+    "P", "wrap", "make", "dynamic", "leaf", "buffer_node", "scalar_node", "is_scalar", "node_of",
     "check_dtype", "astype_node", "same_device", "broadcast_node", "reshape_node",
     "normalize_axis", "normalize_axes", "normalize_shape", "check_size", "check_device", "broadcast_shapes",
 ]

@@ -75,7 +75,11 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
         d = dtype or dt.default_scalar_dtype(obj)
         if type(obj) is complex and d not in dt.COMPLEX:
             raise TypeError(f"asarray: cannot convert the complex scalar {obj} to {d}")
-        return Array._new(scalar_node(obj, d, device, "asarray"))
+        # Data entering from the host: evaluated at once, as asarray of a list
+        # is (indexing with it is then a view, see indexing._known_integers).
+        node = scalar_node(obj, d, device, "asarray")
+        realize([node])
+        return Array._new(node)
     if copy is False:
         try:
             # NumPy raises ValueError where it cannot share memory (a nested list, say).

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..dtypes import PYTHON_SCALARS
+from ..graph.apply import apply
 from .array_object import Array
 from .build import P, astype_node, broadcast_shapes, make, scalar_node, wrap
 
@@ -62,30 +63,21 @@ def _scalar_beside(name, argname, x, node):
 
 def _binary_apply(prim, name, x1, x2):
     inputs = binary_nodes(name, x1, x2)
+    # graph.apply would check the promoted operands; the message names the user's.
     if inputs[0].dtype not in prim.accepts:
         raise TypeError(f"{name}: operands have dtypes {_dtype_of(x1)} and {_dtype_of(x2)}; "
-                        f"expected {_category(prim)} dtypes")
-    return wrap(make(prim, inputs))
+                        f"expected {prim.category} dtypes")
+    return wrap(apply(prim, inputs, (), name))
 
 
 def _dtype_of(x):
     return x.dtype if isinstance(x, Array) else type(x).__name__
 
 
-def _category(prim):
-    for name, members in dt.CATEGORIES.items():
-        if members == prim.accepts:
-            return name
-    return "other"
-
-
 def _unary_node(prim, name, x):
     if not isinstance(x, Array):
         raise TypeError(f"{name}: x must be an arrayx array, got {type(x).__name__}")
-    node = x._node
-    if node.dtype not in prim.accepts:
-        raise TypeError(f"{name}: x has dtype {node.dtype}; expected a {_category(prim)} dtype")
-    return make(prim, (node,))
+    return apply(prim, (x._node,), (), name)
 
 
 def _unary(name, doc):

@@ -9,7 +9,8 @@ import math
 import operator
 
 from .. import dtypes as dt
-from .build import (P, astype_node, broadcast_shapes, integer_argument, make, node_of, normalize_axis, reshape_node,
+from .build import (P, astype_node, broadcast_shapes, check_dtype, integer_argument, make, node_of, normalize_axis,
+                    reshape_node,
                     same_device, wrap)
 
 
@@ -18,8 +19,7 @@ def matmul(x1, x2, /):
     n1, n2 = node_of(x1, "matmul", "x1"), node_of(x2, "matmul", "x2")
     same_device("matmul", (n1, n2))
     for n, argname in ((n1, "x1"), (n2, "x2")):
-        if n.dtype not in dt.CATEGORIES["numeric"]:
-            raise TypeError(f"matmul: {argname} has dtype {n.dtype}; expected a numeric dtype")
+        check_dtype(n, "numeric", "matmul", argname)  # before promotion: bool beside an int would pass
         if len(n.shape) == 0:
             raise ValueError(f"matmul: {argname} must have at least one dimension, got a 0-d array")
     k1 = n1.shape[-1]
@@ -53,8 +53,7 @@ def numeric_operands(name, x1, x2):
     n1, n2 = node_of(x1, name, "x1"), node_of(x2, name, "x2")
     same_device(name, (n1, n2))
     for n, argname in ((n1, "x1"), (n2, "x2")):
-        if n.dtype not in dt.CATEGORIES["numeric"]:
-            raise TypeError(f"{name}: {argname} has dtype {n.dtype}; expected a numeric dtype")
+        check_dtype(n, "numeric", name, argname)  # before promotion: bool beside an int would pass
     dtype = dt.PROMOTION[n1.dtype, n2.dtype]
     return astype_node(n1, dtype), astype_node(n2, dtype)
 

@@ -18,14 +18,14 @@ _SIDES = ("left", "right")
 
 def _arg_extremum(name, x, axis, keepdims):
     node = node_of(x, name)
-    check_dtype(node, "real numeric", name)
     ndim = len(node.shape)
     # The standard takes one axis or None (flattened), never a tuple.
     axes = tuple(range(ndim)) if axis is None else (normalize_axis(axis, ndim, name),)
+    out = make(P[name], (node,), (axes, bool(keepdims)), name)   # checks the dtype first
     if any(node.shape[a] == 0 for a in axes):
         raise ValueError(f"{name}: attempt to get {name} of an empty sequence "
                          f"(axis {axis} of an array of shape {node.shape} has zero size)")
-    return wrap(make(P[name], (node,), (axes, bool(keepdims))))
+    return wrap(out)
 
 
 def argmax(x, /, *, axis=None, keepdims=False):
@@ -96,6 +96,8 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
     node = node_of(x1, name, "x1")
     if len(node.shape) != 1:
         raise ValueError(f"{name}: x1 must be one-dimensional, got shape {node.shape}")
+    # Each operand before promotion (bool beside an integer would pass as
+    # promoted), naming the user's operand.
     check_dtype(node, "real numeric", name, "x1")
     if isinstance(x2, (np.integer, np.floating)):
         x2 = x2.item()  # NumPy scalars act as Python scalars, as in the elementwise functions

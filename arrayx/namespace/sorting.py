@@ -10,14 +10,13 @@ which is also how `searchsorted` places them. Signed zeros compare equal, so
 -0 and +0 keep their relative order.
 """
 
-from .build import P, check_dtype, make, node_of, normalize_axis, wrap
+from .build import P, make, node_of, normalize_axis, wrap
 
 
 def _sort_node(name, x, axis, descending):
     node = node_of(x, name)
-    check_dtype(node, "real numeric", name)
     axis = normalize_axis(axis, len(node.shape), name)
-    return make(P[name], (node,), (axis, bool(descending)))
+    return make(P[name], (node,), (axis, bool(descending)), name)
 
 
 def argsort(x, /, *, axis=-1, descending=False, stable=True):

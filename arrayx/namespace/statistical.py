@@ -13,12 +13,11 @@ from .build import (P, astype_node, check_dtype, make, node_of, normalize_axes, 
 from .creation import check_dtype_arg
 
 
-def reduce(name, prim, x, axis, keepdims, accepts):
-    """A reduction node of `prim` over `axis` of `x`, checked for `name`."""
+def reduce(name, x, axis, keepdims):
+    """(node of x, node of the reduction primitive `name` over `axis` of x)."""
     node = node_of(x, name)
-    check_dtype(node, accepts, name)
     axes = normalize_axes(axis, len(node.shape), name)
-    return node, make(prim, (node,), (axes, bool(keepdims)))
+    return node, make(P[name], (node,), (axes, bool(keepdims)), name)
 
 
 def _count(node, axes):
@@ -70,7 +69,7 @@ def prod(x, /, *, axis=None, dtype=None, keepdims=False):
 
 
 def _extremum(name, x, axis, keepdims):
-    node, out = reduce(name, P[name], x, axis, keepdims, "real numeric")
+    node, out = reduce(name, x, axis, keepdims)
     axes = out.attrs[0]
     if any(node.shape[a] == 0 for a in axes):
         raise ValueError(f"{name}: zero-size reduction over axes {axes} of an array of shape {node.shape} has no identity")
@@ -97,7 +96,7 @@ def _mean_node(node, axes, keepdims, name):
 def mean(x, /, *, axis=None, keepdims=False):
     """Calculates the arithmetic mean of the input array x (NaN over zero elements)."""
     node = node_of(x, "mean")
-    check_dtype(node, "floating", "mean")
+    check_dtype(node, "floating", "mean")  # narrower than sum's numeric: the standard's mean takes floating dtypes
     axes = normalize_axes(axis, len(node.shape), "mean")
     wide = astype_node(node, dt.accumulator(node.dtype))
     return wrap(astype_node(_mean_node(wide, axes, bool(keepdims), "mean"), node.dtype))
@@ -106,7 +105,7 @@ def mean(x, /, *, axis=None, keepdims=False):
 def _var_node(x, axis, correction, keepdims, name):
     """The variance of x in x's accumulator dtype, and x's dtype (the result's)."""
     node = node_of(x, name)
-    check_dtype(node, "real floating", name)
+    check_dtype(node, "real floating", name)  # the standard's var and std: narrower than their primitives'
     if type(correction) not in (int, float) or correction < 0:
         raise ValueError(f"{name}: correction must be a non-negative int or float, got {correction!r}")
     axes = normalize_axes(axis, len(node.shape), name)

@@ -8,12 +8,12 @@ from .statistical import reduce
 
 def all(x, /, *, axis=None, keepdims=False):
     """Tests whether all input array elements evaluate to True along the given axes."""
-    return wrap(reduce("all", P["all"], x, axis, keepdims, "any")[1])
+    return wrap(reduce("all", x, axis, keepdims)[1])
 
 
 def any(x, /, *, axis=None, keepdims=False):
     """Tests whether any input array element evaluates to True along the given axes."""
-    return wrap(reduce("any", P["any"], x, axis, keepdims, "any")[1])
+    return wrap(reduce("any", x, axis, keepdims)[1])
 
 
 def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):

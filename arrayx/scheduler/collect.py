@@ -17,6 +17,14 @@ Python's recursion limit) gives, in a single pass over the nodes:
   scheduler keeps them (see `schedule`), so a lazy result read element by
   element is computed at most twice.
 
+Two kinds of node are realized by the walk itself, without a step, and then
+enter the plan as inputs: a 0-d `full` leaf (a Python scalar in the graph)
+gets its executor's 0-d buffer, and a movement node over a realized buffer
+gets the executor's view of it where there is one. Their values (a scalar,
+an index) then stay out of the key: `y * c` with a new c each iteration, or
+an element loop over an evaluated array, runs one cached plan. The nodes
+keep these buffers for later forces.
+
 This runs at every force point, cached plan or not: it keeps nothing per
 node beyond the stack entry, the order, the key and the input buffers (the
 plan's first slots); a realized input never enters the stack (its user emits
@@ -25,6 +33,11 @@ first visit.
 """
 
 from itertools import count
+
+from ..executors import executor_for
+from ..graph.primitives import BUFFER, MOVEMENT, PRIMITIVES
+
+_FULL = PRIMITIVES["full"]
 
 # Node.computed: 0 = never computed; PINNED = computed inside retain_history
 # (autodiff walks its history again, it is never made a leaf); otherwise the
@@ -86,6 +99,10 @@ def collect(requested, retaining, layout):
         pop()
         node.index = len(order)
         order.append(node)
+        if (node.op is _FULL or node.op.kind is MOVEMENT) and realized_without_step(node):
+            buffers.append(node.buffer)
+            key += (node.shape, node.dtype, node.device, layout(node))
+            continue
         ins = node.inputs
         n = len(ins)
         if n == 2:
@@ -102,3 +119,54 @@ def collect(requested, retaining, layout):
     outputs = requested + again if again else requested
     key.append((outputs[0].index,) if len(outputs) == 1 else tuple([n.index for n in outputs]))
     return order, outputs, tuple(key), buffers
+
+
+def take_views(order):
+    """Realize the nodes of toposorted `order` that a force point's collect
+    realizes without a step (0-d `full` leaves, views of realized data), so
+    that a plan built from `order` without collect is the plan a force runs."""
+    for node in order:
+        if node.buffer is None and (node.op is _FULL or node.op.kind is MOVEMENT):
+            realized_without_step(node)
+
+
+def realized_by_views(node):
+    """Whether the unrealized `node` is now realized without a plan: a 0-d
+    `full` leaf, or a chain of movement nodes down to realized data that its
+    executor views (an element read of an evaluated array, `x[i, j]`)."""
+    chain = []
+    while node.buffer is None:
+        chain.append(node)
+        if node.op is _FULL:
+            break
+        if node.op.kind is not MOVEMENT or len(node.inputs) != 1:
+            return False
+        node = node.inputs[0]
+    for node in reversed(chain):
+        if not realized_without_step(node):
+            return False
+    return True
+
+
+def realized_without_step(node):
+    """Whether `node` is now realized without a step: a 0-d `full` leaf holds
+    its value as its executor's buffer, a movement node over a realized
+    buffer its executor's view of it (where it has one)."""
+    if node.op is _FULL:
+        if node.shape != ():
+            return False
+        node.realize_as(executor_for(node.device).from_scalar(node.attrs[2].value, node.dtype), BUFFER)
+        return True
+    if len(node.inputs) != 1 or node.inputs[0].buffer is None:
+        return False
+    buffer = view(node)
+    if buffer is None:
+        return False
+    node.hold_view(buffer)
+    return True
+
+
+def view(node):
+    """The executor's view of the realized input of movement `node`, or None."""
+    source = node.inputs[0]
+    return executor_for(source.device).view(node.op, node.attrs, node.shape, node.dtype, source.buffer)

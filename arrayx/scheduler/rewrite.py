@@ -21,8 +21,9 @@ autodiff still sees the recorded primitives.
 
 from math import prod
 
+from ..graph.apply import apply
 from ..graph.node import Node, users_of
-from ..graph.primitives import BLOCK_REDUCE_OPS, ELEMENTWISE_OPS, PRIMITIVES, broadcast_shapes
+from ..graph.primitives import BLOCK_REDUCE_OPS, ELEMENTWISE_OPS, PRIMITIVES, broadcast_shapes, reduced_shape
 
 _MATMUL, _RESHAPE, _BROADCAST = PRIMITIVES["matmul"], PRIMITIVES["reshape"], PRIMITIVES["broadcast"]
 
@@ -46,6 +47,7 @@ def rewrite(order, requested, layout_of):
                 replaced[node] = nodes[-1]
                 continue
             if any(i in replaced for i in node.inputs):
+                # Inputs of the same shapes and dtypes: the node's own facts hold.
                 copy = Node(node.op, tuple(replaced.get(i, i) for i in node.inputs), node.attrs,
                             node.shape, node.dtype, node.device)
                 replaced[node] = copy
@@ -85,12 +87,12 @@ def _as_dot(node, users, wanted, layout_of, replaced):
         return None   # a strided view would be copied to make it one vector
     n = prod(product.shape)
     x, y = replaced.get(x, x), replaced.get(y, y)
-    flat = [Node(_RESHAPE, (v,), ((n,),), (n,), v.dtype, v.device) if v.shape != (n,) else v for v in (x, y)]
+    flat = [apply(_RESHAPE, (v,), ((n,),)) if v.shape != (n,) else v for v in (x, y)]
     nodes = [f for f in flat if f not in (x, y)]
-    dot = Node(_MATMUL, tuple(flat), (), (), node.dtype, node.device)
+    dot = apply(_MATMUL, tuple(flat))
     nodes.append(dot)
     if keepdims and node.shape != ():
-        nodes.append(Node(_RESHAPE, (dot,), (node.shape,), node.shape, node.dtype, node.device))
+        nodes.append(apply(_RESHAPE, (dot,), (node.shape,)))
     return nodes
 
 
@@ -109,7 +111,7 @@ def _without_broadcasts(node, users, wanted, layout_of, replaced):
                 inputs, changed = trial, True
     if not changed:
         return None
-    return [Node(node.op, tuple(inputs), node.attrs, node.shape, node.dtype, node.device)]
+    return [apply(node.op, tuple(inputs), node.attrs)]
 
 
 def _reduce_dropping_axes(node, users, wanted, layout_of, replaced):
@@ -123,9 +125,9 @@ def _reduce_dropping_axes(node, users, wanted, layout_of, replaced):
         return None
     axes, keepdims = reduction.attrs
     source = replaced.get(reduction.inputs[0], reduction.inputs[0])
-    if not keepdims or node.shape != tuple(n for j, n in enumerate(source.shape) if j not in axes):
+    if not keepdims or node.shape != reduced_shape(source.shape, axes, False):
         return None
-    return [Node(reduction.op, (source,), (axes, False), node.shape, node.dtype, node.device)]
+    return [apply(reduction.op, (source,), (axes, False))]
 
 
 RULES = (_as_dot, _without_broadcasts, _reduce_dropping_axes)

@@ -51,7 +51,7 @@ from ..counters import counters
 from ..graph.node import Node, retaining, toposort, tracing, users_of
 from ..graph.primitives import BOUND, ELEMENTWISE, EVALUATED, KEPT_KINDS, MOVEMENT, REDUCE, STATE, UPDATE
 from ..references import extra_references
-from .collect import collect
+from .collect import collect, realized_by_views, take_views
 from .fuse import fuse
 from .lower import executor_running, lower, transfer
 from .rewrite import rewrite
@@ -281,8 +281,9 @@ def clear_plan_cache():
 
 def plan_for(nodes):
     """The plan the next force of `nodes` runs (for `arrayx.debug`); runs nothing."""
-    requested = [n for n in dict.fromkeys(nodes) if n.buffer is None]
     with _lock:
+        take_views(toposort(list(dict.fromkeys(nodes))))
+        requested = [n for n in dict.fromkeys(nodes) if n.buffer is None]
         return build_plan(toposort(requested), requested)
 
 
@@ -290,7 +291,7 @@ def realize(nodes):
     """Compute the buffers of `nodes` (a force point)."""
     with _lock:
         if len(nodes) == 1:   # one array's force point, the common case
-            requested = [nodes[0]] if nodes[0].buffer is None else []
+            requested = [nodes[0]] if nodes[0].buffer is None and not realized_by_views(nodes[0]) else []
         else:
             requested = [n for n in dict.fromkeys(nodes) if n.buffer is None]
         if not requested:
