@@ -36,8 +36,10 @@ def identity(x):
     """x through a new identity node: a separate value to differentiate with
     respect to (each differentiated argument gets its own node, even when one
     array is passed twice), whose gradient still flows on to x for an
-    enclosing differentiation (that is what makes grad(grad(f)) work). Over
-    an evaluated x it is a view, evaluated at once: no step to run."""
+    enclosing differentiation (that is what makes grad(grad(f)) work). It is
+    a reshape to x's own shape: over an evaluated x, a view the force point
+    takes without a step (scheduler.collect), and its VJP passes the
+    cotangent through unchanged."""
     node = x._node
     return Array._new(make(P["reshape"], (node,), (node.shape,)))
 
