@@ -511,6 +511,15 @@ def _index_node(indices, name):
     return node
 
 
+def _take_operands(x, indices, name):
+    """The nodes of x (at least one dimension) and of its integer indices."""
+    node = node_of(x, name)
+    inode = _index_node(indices, name)
+    if not node.shape:
+        raise ValueError(f"{name}: x must have at least one dimension; it is zero-dimensional")
+    return node, inode
+
+
 def take(x, indices, /, *, axis=None):
     """Returns elements of an array along an axis.
 
@@ -518,11 +527,8 @@ def take(x, indices, /, *, axis=None):
     from the last element. axis may be omitted only when x is one-dimensional.
     Out-of-bounds indices raise an IndexError when the result is evaluated.
     """
-    node = node_of(x, "take")
-    inode = _index_node(indices, "take")
+    node, inode = _take_operands(x, indices, "take")
     ndim = len(node.shape)
-    if ndim == 0:
-        raise ValueError("take: x must have at least one dimension; it is zero-dimensional")
     if len(inode.shape) != 1:
         raise ValueError(f"take: indices must be one-dimensional, got shape {inode.shape}")
     if axis is None:
@@ -542,11 +548,8 @@ def take_along_axis(x, indices, /, *, axis=-1):
     except along `axis`; negative indices count from the last element.
     Out-of-bounds indices raise an IndexError when the result is evaluated.
     """
-    node = node_of(x, "take_along_axis")
-    inode = _index_node(indices, "take_along_axis")
+    node, inode = _take_operands(x, indices, "take_along_axis")
     ndim = len(node.shape)
-    if ndim == 0:
-        raise ValueError("take_along_axis: x must have at least one dimension; it is zero-dimensional")
     if len(inode.shape) != ndim:
         raise ValueError(f"take_along_axis: indices must have as many dimensions as x ({ndim}), "
                          f"got shape {inode.shape}")
