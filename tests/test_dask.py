@@ -119,6 +119,7 @@ def test_creation_functions_build_chunked_arrays_lazily(scheduler):
     np.testing.assert_array_equal(np.asarray(xp.full((20, 30), 7.0, device="dask") - xp.ones((30,), device="dask")),
                                   np.full((20, 30), 6.0))
     np.testing.assert_array_equal(np.asarray(xp.eye(50, device="dask")), np.eye(50))
+    np.testing.assert_array_equal(np.asarray(xp.triu(xp.ones((2, 0, 3), device="dask"))), np.ones((2, 0, 3)))
 
 
 def test_to_device_and_back(scheduler, data):
@@ -214,3 +215,13 @@ def test_values_of_a_group_needed_outside_it_are_extra_outputs(scheduler, data):
     np.testing.assert_allclose(np.asarray(e), expected, rtol=1e-12)
     np.testing.assert_allclose(np.asarray(doubled), expected * data[1], rtol=1e-12)
     np.testing.assert_allclose(np.asarray(total), np.sum(expected * 3.0, axis=0), rtol=1e-12)
+
+
+def test_host_memory_is_never_shared(data):
+    # dask.array.from_array copies what it is given.
+    with pytest.raises(ValueError, match="copy=False"):
+        xp.asarray(data[0], device="dask", copy=False)
+    host = data[0].copy()
+    x = xp.asarray(host, device="dask")
+    host[0, 0] = 99.0
+    assert float(x[0, 0]) == data[0][0, 0]

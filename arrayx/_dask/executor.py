@@ -50,14 +50,16 @@ class DaskExecutor(Executor):
 
     def from_host(self, array, copy=True):
         import dask.array as da
-        # copy=False shares the host memory: dask never writes into a chunk.
+        if not copy:
+            raise ValueError("asarray: copy=False cannot share host memory with the dask device "
+                             "(dask.array.from_array copies its input)")
         # Named at random, not by hashing the contents (a pass over all of them).
-        return da.from_array(np.array(array, copy=True) if copy else np.asarray(array), chunks="auto", name=False)
+        return da.from_array(np.asarray(array), chunks="auto", name=False)
 
     def from_scalar(self, value, dtype):
         # A value beyond float16's range becomes inf, as a cast does, without a warning.
         with np.errstate(over="ignore"):
-            return self.from_host(np.asarray(dtype.type(value)), copy=False)
+            return self.from_host(np.asarray(dtype.type(value)))
 
     def to_host(self, buffer):
         host = np.asarray(buffer.compute()).view()   # the computed array may be a chunk the graph holds
@@ -183,6 +185,8 @@ def broadcast(buffer, shape):
     along the axes it broadcasts along (where dask would make each one chunk)."""
     import dask.array as da
     from dask.array.core import normalize_chunks
+    if 0 in shape:
+        return da.broadcast_to(buffer, shape)   # "auto" chunks divide by the size of a block
     lead = len(shape) - buffer.ndim
     kept = ("auto",) * lead + tuple(c if n == m else "auto"
                                    for c, n, m in zip(buffer.chunks, buffer.shape, shape[lead:]))
