@@ -10,6 +10,7 @@ import sys as _sys
 
 from . import executors
 from ._cpu import CPUExecutor as _CPUExecutor
+from ._dask import register_device as _register_dask_device
 from ._gpu import register_devices as _register_gpu_devices
 from .dtypes import (bool, complex64, complex128, float16, float32, float64, int8, int16, int32, int64,  # noqa: F401
                      uint8, uint16, uint32, uint64)
@@ -39,6 +40,7 @@ from .namespace.searching import *  # noqa: F401,F403
 from .namespace.sorting import *  # noqa: F401,F403
 from .namespace.sets import *  # noqa: F401,F403
 from . import debug, fft, linalg  # noqa: F401  (the standard's extensions are submodules)
+from . import dask  # noqa: F401  (from_dask, to_dask; imports no dask)
 from .transformers.jit import jit  # noqa: F401
 from .namespace.operators import install as _install_array_methods
 from .namespace.build import check_device as _check_device, node_of as _node_of
@@ -48,6 +50,7 @@ from .scheduler.schedule import realize as _realize
 # imports none of them.
 executors.register(_CPU, _CPUExecutor())
 _register_gpu_devices(executors.register)
+_register_dask_device(executors.register)
 executors.default_device_from_environment()
 # Here too, once both exist: the Array methods written with namespace functions.
 _install_array_methods(_sys.modules[__name__])

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..executors.base import VIEWS, Executor
-from ..graph.fused import FusedGroup, Instruction
+from ..graph.fused import FusedGroup, Instruction, single_instruction_group
 from ..graph.primitives import BLOCK_REDUCE_OPS, ELEMENTWISE_OPS, FUSED_OP, PRIMITIVES
 from . import codegen, cublas, dlpack, nvrtc
 from .codegen import contiguous_strides
@@ -312,11 +312,8 @@ class GPUExecutor(Executor):
     def _single(self, step, inputs):
         """An elementwise primitive or reduction on its own, as a group of
         one instruction (the same expression table as fused kernels)."""
-        in_shapes = [s for s, _ in step.in_types]
-        shape = in_shapes[0] if step.op.kind == "reduce" else step.shape
-        group = FusedGroup(shape, tuple((s, d, self.layout(b)) for (s, d), b in zip(step.in_types, inputs)),
-                           (Instruction(step.op, step.attrs, tuple(range(len(inputs))), step.shape, step.dtype),),
-                           (len(inputs),))
+        group = single_instruction_group(step.op, step.attrs, [(s, d, self.layout(b)) for (s, d), b in
+                                                               zip(step.in_types, inputs)], step.shape, step.dtype)
         return self.run_group(group, inputs)[0]
 
     def _matmul(self, step, a, b):

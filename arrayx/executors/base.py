@@ -70,6 +70,13 @@ class Executor(ABC):
     # Whether `update` and `write_element` write into a buffer nobody else can
     # see; elsewhere `x[key] = v` stays a node that a plan runs on a copy.
     updates_in_place = False
+    # Whether a step's result is held whole in this machine's memory: a plan
+    # with a result larger than it is refused before it runs. A dask array is
+    # a graph whose chunks are computed where dask's scheduler puts them.
+    holds_results = True
+    # Whether `sum(x * y)` over every axis pays as a dot product of the
+    # flattened operands (the scheduler's rewrite pass).
+    dot_pays = True
 
     @abstractmethod
     def from_host(self, array, copy=True):

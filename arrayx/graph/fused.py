@@ -93,3 +93,13 @@ class FusedGroup:
     def __repr__(self):
         names = " ".join(i.op.name for i in self.body)
         return f"FusedGroup({names}; shape={self.shape}, inputs={len(self.inputs)}, outputs={len(self.outputs)})"
+
+
+def single_instruction_group(op, attrs, inputs, shape, dtype):
+    """The group of one instruction: elementwise primitive or reduction `op`
+    with `attrs` over `inputs` ((shape, dtype, layout) each), giving `shape`
+    and `dtype`. Executors that generate code for groups run a lone
+    elementwise step or reduction this way, with the same code as fused work."""
+    group_shape = inputs[0][0] if op.kind == "reduce" else shape
+    body = (Instruction(op, attrs, tuple(range(len(inputs))), shape, dtype),)
+    return FusedGroup(group_shape, tuple(inputs), body, (len(inputs),))

@@ -58,8 +58,17 @@ class Primitive:
         self.result = {d: result(d) for d in self.accepts or dt.ALL} if result else None
         self.monoid = monoid
 
+    def __reduce__(self):
+        # Pickled by name (a dask task sent to a worker process): the worker's
+        # primitive is the one object of that name, as here.
+        return _by_name, (self.name,)
+
     def __repr__(self):
         return f"<primitive {self.name}>"
+
+
+def _by_name(name):
+    return PRIMITIVES[name]
 
 
 def broadcast_shapes(name, *shapes):

@@ -1,7 +1,9 @@
 """Rewrite pass: algebraic rewrites that pay, before fusion.
 
 - `sum(x * y)` over every axis, with x and y of one floating shape, is a dot
-  product: BLAS computes it in one pass without the product array, and with
+  product (where the executor says it pays: not on dask, where flattening
+  costs a rechunk and a fused group is one pass already): BLAS computes it
+  in one pass without the product array, and with
   the same special cases (a NaN or an infinite product makes the sum NaN or
   infinite, a sum of zeros is +0.0). It only differs by summation order, as
   any blocked reduction does.
@@ -21,6 +23,7 @@ autodiff still sees the recorded primitives.
 
 from math import prod
 
+from .. import executors
 from ..graph.apply import apply
 from ..graph.node import Node, users_of
 from ..graph.primitives import BLOCK_REDUCE_OPS, ELEMENTWISE_OPS, PRIMITIVES, broadcast_shapes, reduced_shape
@@ -73,7 +76,7 @@ def _live(order, requested):
 def _as_dot(node, users, wanted, layout_of, replaced):
     """The nodes computing `sum(x * y)` as a dot product, the result last
     (over the copies in `replaced` of x and y, where they were rewritten)."""
-    if node.op.name != "sum" or node.dtype.kind not in "fc":
+    if node.op.name != "sum" or node.dtype.kind not in "fc" or not executors.executor_for(node.device).dot_pays:
         return None
     product = node.inputs[0]
     axes, keepdims = node.attrs

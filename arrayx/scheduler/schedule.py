@@ -224,12 +224,13 @@ MEMORY_BYTES = _physical_memory()
 
 
 def _check_memory(steps):
-    """A MemoryError naming the first step whose result exceeds the machine's memory."""
+    """A MemoryError naming the first step whose result exceeds the machine's
+    memory, on an executor that holds its results in it."""
     if MEMORY_BYTES is None:
         return
     for step in steps:
-        if step.op.kind == MOVEMENT:
-            continue   # views, where the executor can
+        if step.op.kind == MOVEMENT or not executors.executor_for(step.device).holds_results:
+            continue   # views, where the executor can; graphs of chunks computed elsewhere
         multi = step.dtype.__class__ is tuple   # a multi-output step: one (shape, dtype) per output
         for shape, dtype in zip(step.shape, step.dtype) if multi else ((step.shape, step.dtype),):
             nbytes = prod(shape) * dtype.itemsize

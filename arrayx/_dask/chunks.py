@@ -1,0 +1,65 @@
+"""What the tasks of a dask graph run on a chunk: a fused group, through the
+CPU executor's fused program, and the combining step of a tree reduction.
+
+Tasks are module-level functions of picklable arguments (a FusedGroup
+pickles by value, its primitives and dtypes by name), so they serialize to
+worker processes; a worker builds a group's program once per chunk shape.
+"""
+
+from functools import lru_cache
+
+import numpy as np
+
+from .._cpu.errors import ignoring_errors
+from .._cpu.fused import FusedKernel
+from .._cpu.kernels import REDUCERS, reduce_dtype
+from ..graph.fused import FusedGroup, Instruction
+from ..graph.primitives import REDUCE, reduced_shape
+
+# Programs a worker keeps: a group and the shapes of its chunks (a few per
+# array: the regular chunks and those at its ends).
+PROGRAMS_KEPT = 256
+
+
+@lru_cache(maxsize=PROGRAMS_KEPT)
+def chunk_program(group, in_shapes):
+    """The CPU's program for `group` over one chunk whose inputs have
+    `in_shapes`: its iteration shape is theirs broadcast, and a final
+    reduction keeps its dimensions (a partial result that the tree
+    reduction combines with the other chunks')."""
+    shape = np.broadcast_shapes(*in_shapes)
+    body = []
+    for instruction in group.body:
+        attrs, result_shape = instruction.attrs, shape
+        if instruction.op.kind == REDUCE:
+            axes = instruction.attrs[0]
+            attrs, result_shape = (axes, True), reduced_shape(shape, axes, True)
+        body.append(Instruction(instruction.op, attrs, instruction.args, result_shape, instruction.dtype))
+    inputs = tuple((s, dtype, "C") for s, (_, dtype, _) in zip(in_shapes, group.inputs))
+    return FusedKernel(FusedGroup(shape, inputs, tuple(body), group.outputs))
+
+
+@ignoring_errors
+def run_group(group, *blocks):
+    """`group` over one chunk of each input: its output chunk, or a tuple of
+    them when the group has several outputs."""
+    outputs = chunk_program(group, tuple(b.shape for b in blocks))(*blocks)
+    # A 0-d result of NumPy is a scalar; a chunk is an array.
+    if len(group.outputs) == 1:
+        return np.asarray(outputs)
+    return tuple(np.asarray(o) for o in outputs)
+
+
+def keep_partial(partial, axis, keepdims):
+    """The chunk step of a tree reduction over partial results: they are
+    already reduced within their chunk."""
+    return partial
+
+
+def combine(name, result_dtype, partials, axis, keepdims):
+    """Partial results of reduction `name` (giving `result_dtype`) combined
+    along `axis` by its monoid's ufunc: the combine and aggregate steps of a
+    tree reduction. (dask passes `dtype=` to a function with a parameter of
+    that name.)"""
+    with np.errstate(all="ignore"):   # dask calls it with keywords, which ignoring_errors does not pass
+        return REDUCERS[name].reduce(partials, axis=axis, dtype=reduce_dtype(name, result_dtype), keepdims=keepdims)

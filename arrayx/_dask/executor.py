@@ -1,0 +1,193 @@
+"""The dask executor: buffers are dask arrays, steps build dask graphs.
+
+Nothing runs when a plan runs here: each step adds to the dask graph of its
+result, and a force point to the host computes it on dask's current
+scheduler (a distributed Client when the user has one, dask's threads
+otherwise). A fused group is one blockwise task per chunk running the CPU
+executor's fused program on that chunk (chunks.py); a group ending in a
+reduction is a tree reduction of those tasks' partial results; an
+elementwise primitive or reduction on its own runs as a group of one
+instruction; matmul is dask's blocked matmul; slices, reshapes, transposes,
+broadcasts and flips are dask's lazy operations, and constant and index
+arrays are built chunked. `runs` says no to the rest, which runs on the CPU
+executor with transfers (the scheduler's lower pass).
+
+dask is imported inside the methods that build graphs: `import arrayx`
+registers this executor without importing dask.
+"""
+
+import operator
+from functools import partial
+
+import numpy as np
+
+from .._cpu.kernels import index_of
+from ..executors.base import VIEWS, Executor
+from ..graph.fused import single_instruction_group
+from ..graph.primitives import BLOCK_REDUCE_OPS, ELEMENTWISE_OPS, FUSED_OP
+from . import chunks
+
+# Primitives with a dask form besides elementwise ones, reductions and views.
+DASK_PRIMITIVES = frozenset({"matmul", "full", "iota", "select"})
+
+
+class DaskExecutor(Executor):
+    """Buffers and graphs of dask.array, chunked as dask's configuration says
+    (`array.chunk-size`, "auto" chunks)."""
+
+    name = "dask"
+    fuses = True
+    holds_results = False
+    # Flattening a chunked array for a dot product rechunks it; the fused
+    # sum of products is one task per chunk.
+    dot_pays = False
+
+    def runs(self, op, in_dtypes, dtype):
+        name = op.name
+        return name in ELEMENTWISE_OPS or name in BLOCK_REDUCE_OPS or name in VIEWS or name in DASK_PRIMITIVES
+
+    # ---- buffers ---------------------------------------------------------------
+
+    def from_host(self, array, copy=True):
+        import dask.array as da
+        if not copy:
+            raise ValueError("asarray: copy=False cannot share host memory with the dask device "
+                             "(dask.array.from_array copies its input)")
+        # Named at random, not by hashing the contents (a pass over all of them).
+        return da.from_array(np.asarray(array), chunks="auto", name=False)
+
+    def from_scalar(self, value, dtype):
+        # A value beyond float16's range becomes inf, as a cast does, without a warning.
+        with np.errstate(over="ignore"):
+            return self.from_host(np.asarray(dtype.type(value)))
+
+    def to_host(self, buffer):
+        host = np.asarray(buffer.compute()).view()   # the computed array may be a chunk the graph holds
+        host.flags.writeable = False
+        return host
+
+    def copy(self, buffer):
+        return buffer.copy()
+
+    def dlpack(self, buffer, stream, max_version, dl_device, copy):
+        if copy is False:
+            raise BufferError("__dlpack__: a dask array has no memory to share; exporting it computes it "
+                              "into a host copy, which copy=False forbids")
+        host = np.array(buffer.compute(), copy=True)
+        return host.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+    def dlpack_device(self, buffer):
+        return (1, 0)   # kDLCPU: an export is a host copy of the computed array
+
+    def view(self, op, attrs, shape, dtype, buffer):
+        import dask.array as da
+        name = op.name
+        if name == "slice":
+            return buffer[index_of(*attrs)]
+        if name == "reshape":
+            try:
+                return buffer.reshape(shape)
+            except NotImplementedError:
+                # dask reshapes in one pass only where axes merge or split
+                # whole; through one axis it always can.
+                return buffer.reshape(-1).reshape(shape)
+        if name == "permute":
+            return da.transpose(buffer, attrs[0])
+        if name == "broadcast":
+            return broadcast(buffer, shape)
+        if name == "flip":
+            return da.flip(buffer, attrs[0])
+        return None
+
+    # ---- graphs ----------------------------------------------------------------
+
+    def kernel(self, step):
+        op, attrs, shape, dtype = step.op, step.attrs, step.shape, step.dtype
+        if op is FUSED_OP:
+            return partial(run_group, attrs[0])
+        name = op.name
+        if name in VIEWS:
+            return partial(self.view, op, attrs, shape, dtype)
+        if name == "matmul":
+            return partial(matmul, dtype)
+        if name == "full":
+            return partial(full, shape, dtype, attrs[2].value)
+        if name == "iota":
+            return partial(iota, shape, dtype, attrs[2])
+        if name == "select":
+            return operator.itemgetter(attrs[0])
+        group = single_instruction_group(op, attrs, [(s, d, "C") for s, d in step.in_types], shape, dtype)
+        return partial(run_group, group)
+
+
+def run_group(group, *inputs):
+    """The dask arrays of fused `group`'s outputs over dask arrays `inputs`:
+    one task per chunk running the group on it, and for a group ending in a
+    reduction, a tree reduction of their partial results. One array for a
+    group with one output, else a list."""
+    import dask.array as da
+    ndim = len(group.shape)
+    index = tuple(range(ndim))
+    args = []
+    for buffer in inputs:
+        # An input broadcasts right-aligned; blockwise broadcasts its size-1 axes.
+        axes = index[ndim - buffer.ndim:]
+        whole = {k: -1 for k, axis in enumerate(axes) if axis in group.row_axes and buffer.shape[k] > 1}
+        # A row reduction reduces rows whole: each chunk holds whole rows.
+        args += [buffer.rechunk(whole) if whole else buffer, axes]
+    reduction = group.reduction
+    n_in = len(group.inputs)
+    dtypes = [group.body[v - n_in].dtype.dtype for v in group.outputs]
+    # The root's chunks of a group ending in a reduction are partial results, one point along the reduced axes.
+    root_chunks = {axis: 1 for axis in reduction.attrs[0]} if reduction is not None else None
+    if len(group.outputs) == 1:
+        outputs = [da.blockwise(chunks.run_group, index, group, None, *args, dtype=dtypes[0],
+                                adjust_chunks=root_chunks, meta=np.empty((0,) * ndim, dtypes[0]))]
+    else:
+        # One task per chunk gives a tuple of output chunks, taken apart by the tasks of each output.
+        tuples = da.blockwise(chunks.run_group, index, group, None, *args, meta=np.empty((0,) * ndim, object))
+        outputs = [da.blockwise(operator.getitem, index, tuples, index, k, None, dtype=dtype,
+                                adjust_chunks=root_chunks if k == len(dtypes) - 1 else None,
+                                meta=np.empty((0,) * ndim, dtype))
+                   for k, dtype in enumerate(dtypes)]
+    if reduction is not None:
+        axes, keepdims = reduction.attrs
+        combine = partial(chunks.combine, reduction.op.name, reduction.dtype)
+        outputs[-1] = da.reduction(outputs[-1], chunks.keep_partial, combine, axis=axes, keepdims=keepdims,
+                                   dtype=dtypes[-1], combine=combine, concatenate=True,
+                                   meta=np.empty((0,) * len(reduction.shape), dtypes[-1]))
+    return outputs[0] if len(outputs) == 1 else outputs
+
+
+def matmul(dtype, a, b):
+    """dask's blocked matmul, giving `dtype`."""
+    product = a @ b
+    return product if product.dtype == dtype.dtype else product.astype(dtype.dtype)
+
+
+def full(shape, dtype, value):
+    """A chunked array of `shape` filled with `value` (computed per chunk, never held whole)."""
+    import dask.array as da
+    return da.full(shape, value, dtype=dtype.dtype, chunks="auto")
+
+
+def iota(shape, dtype, axis):
+    """A chunked array of `shape` whose values are their index along `axis`."""
+    import dask.array as da
+    n = shape[axis]
+    line = [1] * len(shape)
+    line[axis] = n
+    return broadcast(da.arange(n, dtype=dtype.dtype, chunks="auto").reshape(line), shape)
+
+
+def broadcast(buffer, shape):
+    """`buffer` broadcast to `shape`, chunked as dask's configuration says
+    along the axes it broadcasts along (where dask would make each one chunk)."""
+    import dask.array as da
+    from dask.array.core import normalize_chunks
+    if 0 in shape:
+        return da.broadcast_to(buffer, shape)   # "auto" chunks divide by the size of a block
+    lead = len(shape) - buffer.ndim
+    kept = ("auto",) * lead + tuple(c if n == m else "auto"
+                                   for c, n, m in zip(buffer.chunks, buffer.shape, shape[lead:]))
+    return da.broadcast_to(buffer, shape, chunks=normalize_chunks(kept, shape, dtype=buffer.dtype))

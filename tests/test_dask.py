@@ -1,0 +1,227 @@
+"""The dask device: arrays whose buffers are dask arrays, plans that build
+dask graphs, on dask's synchronous and threaded schedulers with tiny chunks
+(so every computation crosses chunk boundaries), and on a LocalCluster of
+worker processes."""
+
+import pathlib
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array", reason="the dask device needs dask: pip install 'arrayx[dask]'")
+import dask  # noqa: E402
+
+import arrayx as xp  # noqa: E402
+from arrayx.autodiff import grad  # noqa: E402
+from arrayx.dask import from_dask, to_dask  # noqa: E402
+
+# 128 float64 values a chunk: the arrays below span several chunks per axis.
+CHUNK_SIZE = "1KiB"
+
+
+@pytest.fixture(params=["synchronous", "threads"])
+def scheduler(request):
+    """Tiny chunks, on one of dask's local schedulers."""
+    with dask.config.set({"array.chunk-size": CHUNK_SIZE, "scheduler": request.param}):
+        yield request.param
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(0)
+    return rng.random((40, 30)) + 0.5, rng.random(30) + 0.5
+
+
+def on_dask(*arrays):
+    return [xp.asarray(a, device="dask") for a in arrays]
+
+
+def chain(m, x, y):
+    """Ten elementwise operations, with a row broadcast against a matrix."""
+    z = m.exp(x * 2.0 - y) + m.sin(y) * x
+    z = m.sqrt(z) / (1.0 + m.abs(x - y))
+    return m.log1p(m.square(z)) - m.tanh(y)
+
+
+def test_buffers_are_dask_arrays_chunked_as_dask_says(scheduler, data):
+    x, = on_dask(data[0])
+    assert x.device == xp.Device("dask")
+    buffer = to_dask(x)
+    assert isinstance(buffer, da.Array)
+    assert buffer.chunks == da.from_array(data[0], chunks="auto").chunks
+    assert len(buffer.chunks[0]) > 1 and len(buffer.chunks[1]) > 1
+
+
+def test_elementwise_chain_with_broadcasting(scheduler, data):
+    x, y = on_dask(*data)
+    result = chain(xp, x, y)
+    assert result.device == x.device
+    np.testing.assert_allclose(np.asarray(result), chain(np, *data), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min"])
+@pytest.mark.parametrize("axis", [0, 1, None, (0, 1)])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_reductions_of_a_fused_chain(scheduler, data, name, axis, keepdims):
+    x, y = on_dask(*data)
+    result = getattr(xp, name)(xp.exp(x * 0.1) * y, axis=axis, keepdims=keepdims)
+    expected = getattr(np, name)(np.exp(data[0] * 0.1) * data[1], axis=axis, keepdims=keepdims)
+    np.testing.assert_allclose(np.asarray(result), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["any", "all"])
+def test_boolean_reductions(scheduler, data, name):
+    x, = on_dask(data[0])
+    for axis in (0, 1, None):
+        result = getattr(xp, name)(x > 1.2, axis=axis)
+        np.testing.assert_array_equal(np.asarray(result), getattr(np, name)(data[0] > 1.2, axis=axis))
+
+
+def test_row_softmax(scheduler, data):
+    x, = on_dask(data[0])
+    e = xp.exp(x - xp.max(x, axis=1, keepdims=True))
+    result = e / xp.sum(e, axis=1, keepdims=True)
+    expected = np.exp(data[0] - data[0].max(axis=1, keepdims=True))
+    np.testing.assert_allclose(np.asarray(result), expected / expected.sum(axis=1, keepdims=True), rtol=1e-12)
+
+
+def test_matmul(scheduler, data):
+    x, y = on_dask(*data)
+    np.testing.assert_allclose(np.asarray(x @ xp.matrix_transpose(x)), data[0] @ data[0].T, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(x @ y), data[0] @ data[1], rtol=1e-12)
+
+
+def test_a_primitive_dask_lacks_runs_on_the_host_and_the_rest_stays_on_dask(scheduler, data):
+    x, = on_dask(data[0])
+    result = xp.sort(x * 2.0, axis=1) + 1.0
+    assert result.device == x.device
+    assert isinstance(to_dask(result), da.Array)
+    np.testing.assert_array_equal(np.asarray(result), np.sort(data[0] * 2.0, axis=1) + 1.0)
+
+
+def test_views_are_dask_operations(scheduler, data):
+    x, = on_dask(data[0])
+    a = data[0]
+    np.testing.assert_array_equal(np.asarray(x[3:31:2, ::-1]), a[3:31:2, ::-1])
+    np.testing.assert_array_equal(np.asarray(xp.reshape(x, (60, 20))), a.reshape(60, 20))
+    np.testing.assert_array_equal(np.asarray(xp.permute_dims(x, (1, 0)) + 0.0), a.T)
+    np.testing.assert_array_equal(np.asarray(xp.flip(x, axis=0) * 1.0), a[::-1])
+    np.testing.assert_array_equal(np.asarray(xp.broadcast_to(x[0], (5, 30))), np.broadcast_to(a[0], (5, 30)))
+
+
+def test_creation_functions_build_chunked_arrays_lazily(scheduler):
+    # 800 GB, never allocated (in dask's default chunks: tiny ones would make a graph of 10^9 tasks).
+    with dask.config.set({"array.chunk-size": "128MiB"}):
+        zeros = xp.zeros((10**6, 10**5), device="dask")
+        assert zeros.device == xp.Device("dask")
+        assert float(xp.sum(zeros[:3, :4] + 1.0)) == 12.0
+    np.testing.assert_array_equal(np.asarray(xp.arange(300, device="dask") * 2), np.arange(300) * 2)
+    np.testing.assert_array_equal(np.asarray(xp.full((20, 30), 7.0, device="dask") - xp.ones((30,), device="dask")),
+                                  np.full((20, 30), 6.0))
+    np.testing.assert_array_equal(np.asarray(xp.eye(50, device="dask")), np.eye(50))
+    np.testing.assert_array_equal(np.asarray(xp.triu(xp.ones((2, 0, 3), device="dask"))), np.ones((2, 0, 3)))
+
+
+def test_to_device_and_back(scheduler, data):
+    x = xp.asarray(data[0])
+    moved = x.to_device("dask")
+    assert isinstance(to_dask(moved), da.Array)
+    back = (moved * 3.0).to_device("cpu")
+    assert back.device == xp.Device("cpu")
+    np.testing.assert_array_equal(np.asarray(back), data[0] * 3.0)
+
+
+calls = []
+
+
+def counted(block):
+    calls.append(block.shape)
+    return block
+
+
+def test_from_dask_and_to_dask_compute_nothing_until_asked(scheduler, data):
+    calls.clear()
+    source = da.from_array(data[0], chunks=(16, 16)).map_blocks(counted, meta=np.empty((0, 0)))
+    x = from_dask(source)
+    assert (x.shape, x.dtype) == ((40, 30), xp.float64)
+    result = to_dask(xp.sum(xp.exp(x) * 2.0, axis=0))
+    assert calls == [] and isinstance(result, da.Array)
+    np.testing.assert_allclose(result.compute(), np.sum(np.exp(data[0]) * 2.0, axis=0), rtol=1e-12)
+    assert calls
+    assert to_dask(from_dask(source)) is source
+
+
+def test_grad_on_dask_arrays_equals_the_cpus(scheduler, data):
+    def loss(w, x):
+        return xp.sum(xp.tanh(x @ w) ** 2) / 40.0
+
+    w = np.linspace(-1.0, 1.0, 30)
+    on_cpu = grad(loss)(xp.asarray(w), xp.asarray(data[0]))
+    on_dask_device = grad(loss)(*on_dask(w, data[0]))
+    assert on_dask_device.device == xp.Device("dask")
+    np.testing.assert_allclose(np.asarray(on_dask_device), np.asarray(on_cpu), rtol=1e-10)
+
+
+def test_a_fused_chain_makes_fewer_tasks_than_dask_array(scheduler, data):
+    source = da.from_array(data[0], chunks="auto")
+    row = da.from_array(data[1], chunks="auto")
+    ours = to_dask(chain(xp, from_dask(source), from_dask(row)))
+    theirs = chain(da, source, row)
+    np.testing.assert_allclose(ours.compute(), theirs.compute(), rtol=1e-12)
+    assert len(ours.__dask_graph__()) < len(theirs.__dask_graph__()) / 3
+
+
+def test_tasks_pickle(data):
+    # Worker processes receive each task pickled.
+    import pickle
+    with dask.config.set({"array.chunk-size": CHUNK_SIZE}):
+        x, y = on_dask(*data)
+        graph = to_dask(xp.sum(chain(xp, x, y), axis=1)).__dask_graph__()
+    for task in dict(graph).values():
+        pickle.loads(pickle.dumps(task))
+
+
+@pytest.fixture(scope="module")
+def client():
+    distributed = pytest.importorskip("distributed", reason="the LocalCluster test needs distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        yield client
+
+
+def test_a_local_cluster_of_worker_processes(client, data):
+    with dask.config.set({"array.chunk-size": CHUNK_SIZE}):
+        x, y = on_dask(*data)
+        np.testing.assert_allclose(np.asarray(chain(xp, x, y)), chain(np, *data), rtol=1e-12)
+        np.testing.assert_allclose(np.asarray(xp.sum(chain(xp, x, y), axis=0)), chain(np, *data).sum(axis=0),
+                                   rtol=1e-12)
+
+
+def test_import_arrayx_imports_no_dask():
+    # dask.array takes most of a second to import: only the dask device's first graph imports it.
+    import subprocess
+    import sys
+    code = "import sys, arrayx; assert 'dask' not in sys.modules and 'dask' in [d.name for d in arrayx.executors.devices()]"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=pathlib.Path(__file__).resolve().parent.parent)
+
+
+def test_values_of_a_group_needed_outside_it_are_extra_outputs(scheduler, data):
+    x, y = on_dask(*data)
+    e = xp.exp(x * 0.5)
+    doubled = e * y
+    total = xp.sum(e * 3.0, axis=0)
+    xp.eval(e, doubled, total)
+    expected = np.exp(data[0] * 0.5)
+    np.testing.assert_allclose(np.asarray(e), expected, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(doubled), expected * data[1], rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(total), np.sum(expected * 3.0, axis=0), rtol=1e-12)
+
+
+def test_host_memory_is_never_shared(data):
+    # dask.array.from_array copies what it is given.
+    with pytest.raises(ValueError, match="copy=False"):
+        xp.asarray(data[0], device="dask", copy=False)
+    host = data[0].copy()
+    x = xp.asarray(host, device="dask")
+    host[0, 0] = 99.0
+    assert float(x[0, 0]) == data[0][0, 0]
