@@ -1,25 +1,17 @@
 """Fused groups covering every kernel family the CUDA code generator emits,
-and a host runner for generated kernels (tests/cuda/host.h), shared by the
+and a host runner for generated kernels (arrayx/_gpu/emulation), shared by the
 NVRTC compile tests and the host semantics tests."""
 
-import ctypes
-import hashlib
-import os
-import re
-import shutil
-import subprocess
-import tempfile
 from types import SimpleNamespace
 
 import numpy as np
 
 from arrayx import dtypes as dt
 from arrayx._gpu import codegen
+from arrayx._gpu.emulation import host_kernels
 from arrayx._gpu.expressions import EXPRESSIONS, supports
 from arrayx.graph.fused import FusedGroup, Instruction
 from arrayx.graph.primitives import BINARY, PRIMITIVES
-
-HOST_HEADER = os.path.join(os.path.dirname(__file__), "cuda", "host.h")
 
 
 def result_of(name, dtypes, shape, attrs=()):
@@ -108,47 +100,14 @@ def row_group(dtype, shape, row_axes=(1,), end="divide"):
 # ---- running generated kernels on the host ----------------------------------
 
 def host_compiler():
-    return shutil.which("g++")
+    return host_kernels.compiler()
 
 
 class HostModule:
-    """Kernels compiled for the host with g++ and tests/cuda/host.h."""
+    """Kernels compiled for the host (arrayx/_gpu/emulation), run on NumPy arrays."""
 
     def __init__(self, kernels):
-        self.kernels = kernels
-        launchers = []
-        for kernel in kernels:
-            for name, params in re.findall(r'__global__ void (\w+)\((.*?)\)\n', kernel.source):
-                names = [p.split()[-1].lstrip("*") for p in params.split(", ")]
-                launchers.append(
-                    f'extern "C" void launch_{name}(unsigned gx, unsigned gy, unsigned bx, {params}) '
-                    f'{{ ax_launch(gx, gy, bx, [&] {{ {name}({", ".join(names)}); }}); }}')
-        source = (f'#include "{HOST_HEADER}"\n' + codegen.module_source(kernels) + "\n" + "\n".join(launchers))
-        digest = hashlib.sha1(source.encode()).hexdigest()[:16]
-        build = os.path.join(tempfile.gettempdir(), "arrayx-host-kernels")
-        os.makedirs(build, exist_ok=True)
-        library = os.path.join(build, f"{digest}.so")
-        if not os.path.exists(library):
-            src = os.path.join(build, f"{digest}.cpp")
-            with open(src, "w") as f:
-                f.write(source)
-            tmp = f"{library}.{os.getpid()}"
-            subprocess.run([host_compiler(), "-std=c++20", "-O1", "-shared", "-fPIC", "-pthread",
-                            "-fno-fast-math", "-o", tmp, src], check=True, capture_output=True, text=True)
-            os.replace(tmp, library)
-        self.lib = ctypes.CDLL(library)
-
-    def _call(self, name, grid, block, args, params):
-        fn = getattr(self.lib, f"launch_{name}")
-        ctypes_args = [ctypes.c_uint(grid[0]), ctypes.c_uint(grid[1]), ctypes.c_uint(block)]
-        for value, param in zip(args, params):
-            if "*" in param:
-                ctypes_args.append(ctypes.c_void_p(value))
-            elif param.startswith("int "):
-                ctypes_args.append(ctypes.c_int(value))
-            else:
-                ctypes_args.append(ctypes.c_longlong(value))
-        fn(*ctypes_args)
+        self.kernels = host_kernels.HostKernels(codegen.module_source(kernels)).load()
 
     def run(self, kernel, inputs, grid=(3, 2), block=8):
         """The group's outputs for NumPy `inputs`, computed by `kernel`."""
@@ -165,20 +124,14 @@ class HostModule:
         partial = np.zeros(max(1, kernel.outer * gy), kernel.accumulator.dtype) if split else None
         args = kernel.arguments([a.ctypes.data for a in inputs], strides, [o.ctypes.data for o in outputs],
                                 partial.ctypes.data if split and gy > 1 else 0)
-        params = _params(kernel.source, kernel.name)
-        self._call(kernel.name, (grid[0], gy), block, args, params)
+        self.kernels[kernel.name]((grid[0], gy), block, args)
         if split and gy > 1:
-            self._call(f"{kernel.name}_combine", (grid[0], 1), block,
-                       [partial.ctypes.data, outputs[-1].ctypes.data, gy], _params(kernel.source, f"{kernel.name}_combine"))
+            combine = self.kernels[f"{kernel.name}_combine"]
+            combine((grid[0], 1), block, [partial.ctypes.data, outputs[-1].ctypes.data, gy])
         return outputs
 
 
 _group_of = {}
-
-
-def _params(source, name):
-    params = re.search(rf'__global__ void {name}\((.*?)\)\n', source).group(1)
-    return params.split(", ")
 
 
 def generate(group):

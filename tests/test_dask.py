@@ -225,3 +225,11 @@ def test_host_memory_is_never_shared(data):
     x = xp.asarray(host, device="dask")
     host[0, 0] = 99.0
     assert float(x[0, 0]) == data[0][0, 0]
+
+
+def test_asarray_of_a_python_list_builds_a_dask_array():
+    # asarray lets an executor share a fresh host array it made from a list
+    # (copy=None); dask copies it, which is what sharing allows.
+    x = xp.asarray([[1.0, 2.0], [3.0, 4.0]], device="dask")
+    assert x.device == xp.Device("dask")
+    np.testing.assert_array_equal(np.asarray(x), [[1.0, 2.0], [3.0, 4.0]])

@@ -1,8 +1,9 @@
 """Generated CUDA kernels compute what the CPU executor computes.
 
-Without a GPU, the kernels run on the host: tests/cuda/host.h gives each CUDA
-thread of a block a real thread (so shared-memory reductions and
-__syncthreads() run as written), with the C library's math functions. The
+Without a GPU, the kernels run on the host (arrayx/_gpu/emulation): each
+CUDA thread of a block that synchronizes gets a real thread (so shared-memory
+reductions and __syncthreads() run as written), with the C library's math
+functions. The
 oracle is the CPU executor's fused kernel for the same group. Exact
 operations must match bit for bit (signed zeros and NaN included);
 transcendental functions match within a few units in the last place, since

@@ -1,11 +1,8 @@
 """neon's GPU backend, gen_backend('gpu'), against the CPU backend.
 
-With a CUDA device these run on the GPU executor (cuda:0). Without one they
-run on conftest's stand-in `cuda:0`, whose executor is the CPU executor with
-a GPU's attributes: that checks the shim's wiring (the device the backend
-picks, the attributes neon code reads, tensors living on that device,
-op-trees, dots and Autodiff as arrayx graphs there), not CUDA, which
-test_gpu_executor.py checks on a device.
+These run on the GPU executor on conftest's `gpu`: a CUDA device, else the
+emulated `cuda:0` (arrayx/_gpu/emulation), which runs the executor's
+kernels, transfers and GEMM calls on the host.
 """
 
 import numpy as np

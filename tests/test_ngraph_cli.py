@@ -7,6 +7,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from arrayx.transformers import transformer_choices
+
 REPO = Path(__file__).resolve().parents[1]
 
 # Seed 004's examples, in the order the seed gives them.
@@ -76,7 +78,8 @@ def run(tmp_path, source):
 def test_seed_examples_print_the_seeds_values(tmp_path):
     proc = run(tmp_path, SEED_EXAMPLES)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == ["15.0", "8.0 15.0", "['cpu']"]
+    # The script runs in this environment: "gpu" is a choice where a CUDA device is registered.
+    assert proc.stdout.splitlines() == ["15.0", "8.0 15.0", str(transformer_choices())]
 
 
 def test_variables_and_assign_through_the_shim(tmp_path):

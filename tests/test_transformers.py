@@ -184,8 +184,8 @@ def test_a_training_loop_matches_plain_arrayx(t):
     np.testing.assert_allclose(np.asarray(t.computation(w * 1.0)()), np.asarray(plain_w), rtol=1e-12)
 
 
-# The gpu transformer (conftest's `gpu`: a CUDA device, or a stand-in cuda:0
-# run by the CPU executor, which checks placement and state, not CUDA).
+# The gpu transformer (conftest's `gpu`: a CUDA device, or the emulated cuda:0
+# running the GPU executor on the host).
 # float64 elementwise work and a small matmul: cuBLAS and the GPU's fused
 # kernels round like NumPy's loops to within a few ulps.
 GPU_TOL = dict(rtol=1e-13, atol=1e-13)

@@ -50,7 +50,7 @@ class DaskExecutor(Executor):
 
     def from_host(self, array, copy=True):
         import dask.array as da
-        if not copy:
+        if copy is False:
             raise ValueError("asarray: copy=False cannot share host memory with the dask device "
                              "(dask.array.from_array copies its input)")
         # Named at random, not by hashing the contents (a pass over all of them).

@@ -1,11 +1,16 @@
-"""The GPU executor (PyCUDA), registered only where it can run.
+"""The GPU executor, registered only where it can run.
 
 `register_devices()` registers a `cuda:<n>` device for each CUDA device when
 PyCUDA imports and the driver reports devices; elsewhere it does nothing, so
-`import arrayx` needs no GPU, no driver and no PyCUDA. The code generator
-(codegen.py, expressions.py, ops.cuh) and NVRTC (nvrtc.py) need none of them
-either: CI compiles every kernel family on machines without a GPU.
+`import arrayx` needs no GPU, no driver and no PyCUDA, unless the
+environment variable ARRAYX_GPU_EMULATION=1 asks for an emulated `cuda:0`
+(`emulated_device`, for CI). The code generator (codegen.py, expressions.py,
+ops.cuh) and NVRTC (nvrtc.py) need none of them either: CI compiles every
+kernel family on machines without a GPU.
 """
+
+import functools
+import os
 
 from ..device import Device
 
@@ -23,11 +28,24 @@ def cuda_devices():
         return 0
 
 
+@functools.cache
+def emulated_device():
+    """(Device("cuda:0"), its executor) on the emulated CUDA device: one a
+    process, so registering it again brings back the same executor."""
+    from .emulation import EmulatedRuntime
+    from .executor import GPUExecutor
+    return Device("cuda:0"), GPUExecutor(EmulatedRuntime(), 0)
+
+
 def register_devices(register):
-    """Call `register(device, executor)` for each CUDA device."""
+    """Call `register(device, executor)` for each CUDA device, or for the
+    emulated one when ARRAYX_GPU_EMULATION=1 and there is none."""
     count = cuda_devices()
     if not count:
+        if os.environ.get("ARRAYX_GPU_EMULATION") == "1":
+            register(*emulated_device())
         return
+    from .cuda_runtime import CudaRuntime
     from .executor import GPUExecutor
     for ordinal in range(count):
-        register(Device(f"cuda:{ordinal}"), GPUExecutor(ordinal))
+        register(Device(f"cuda:{ordinal}"), GPUExecutor(CudaRuntime(ordinal), ordinal))

@@ -83,7 +83,8 @@ class Executor(ABC):
         """A device buffer with the contents of the NumPy array `array`.
 
         `copy=False` asks to share the host memory (`asarray(..., copy=False)`);
-        an executor that cannot raises ValueError.
+        an executor that cannot raises ValueError. `copy=None` lets it share
+        the memory or copy it (nobody else holds `array`: asarray of a list).
         """
 
     def from_scalar(self, value, dtype):

@@ -97,7 +97,8 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
         raise type(e)(f"asarray: cannot convert {type(obj).__name__} to an array: {e}") from None
     if host.dtype == object:
         raise TypeError(f"asarray: cannot convert {type(obj).__name__} to an array of numbers")
-    return Array._new(buffer_node(_native(host, "asarray"), device, copy=not fresh))
+    # A fresh array (of a list, say) may be shared: nobody else holds it.
+    return Array._new(buffer_node(_native(host, "asarray"), device, copy=None if fresh else True))
 
 
 def _fill_dtype(value, name):

@@ -164,13 +164,13 @@ class Computation:
         # How each input slot gets its value at a call.
         self.binding = []
         for node in self.plan.inputs:
-            node = original.get(node, node)
-            if node.op.name == "placeholder":
-                self.binding.append(("argument", self.placeholders.index(node)))
-            elif node.op.name == "variable":
-                transformer.variables.setdefault(node)
-                self.binding.append(("variable", node))
-            else:
+            source = original.get(node, node)
+            if source.op.name == "placeholder":
+                self.binding.append(("argument", self.placeholders.index(source)))
+            elif source.op.name == "variable":
+                transformer.variables.setdefault(source)
+                self.binding.append(("variable", source))
+            else:   # a constant: the copy holds its buffer on this device
                 self.binding.append(("buffer", node.buffer))
         for target, _ in self.assigns:
             transformer.variables.setdefault(target)

@@ -1,0 +1,130 @@
+"""Generated CUDA compiled for the host: g++ and host.h.
+
+A translation unit of generated kernels (codegen.module_source) becomes a
+shared library with one launcher per kernel, `launch_<name>(gx, gy, bx,
+<the kernel's parameters>)`, which runs the kernel over the grid through
+launch.cpp's grid walk (a library of its own, loaded once, globally, so
+that kernel libraries resolve against it). Libraries are cached on disk,
+keyed by a hash of the source, the header, the flags and the compiler's
+version: `$ARRAYX_CACHE_DIR/host`, else `$XDG_CACHE_HOME/arrayx/host`
+(`~/.cache/arrayx/host`), so a second process compiles nothing.
+"""
+
+import ctypes
+import functools
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+from ..nvrtc import CompileError
+
+HEADER = Path(__file__).with_name("host.h")
+GRID_SOURCE = Path(__file__).with_name("launch.cpp")
+FLAGS = ("-std=c++20", "-O1", "-shared", "-fPIC", "-fno-fast-math")
+_KERNEL = re.compile(r'extern "C" __global__ void (\w+)\((.*?)\)\n')
+_lock = threading.Lock()
+_grid_walk = None
+
+
+def compiler():
+    """The host C++ compiler (g++ on the path), or None."""
+    return shutil.which("g++")
+
+
+def cache_dir():
+    """Where compiled host libraries are kept."""
+    if os.environ.get("ARRAYX_CACHE_DIR"):
+        return os.path.join(os.environ["ARRAYX_CACHE_DIR"], "host")
+    cache_home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache_home, "arrayx", "host")
+
+
+@functools.cache
+def _compiler_version():
+    return subprocess.run([compiler(), "-dumpfullversion"], check=True, capture_output=True, text=True).stdout
+
+
+def _library(source):
+    """The path of the shared library built from C++ `source` (once: cached)."""
+    key = hashlib.sha256("\0".join((source, HEADER.read_text(), *FLAGS, _compiler_version())).encode())
+    path = os.path.join(cache_dir(), key.hexdigest()[:32] + ".so")
+    if os.path.exists(path):
+        return path
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    # Build under a name of our own, then rename: a concurrent process never
+    # loads half a library.
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}"
+    with open(tmp + ".cpp", "w") as f:
+        f.write(source)
+    try:
+        subprocess.run([compiler(), *FLAGS, "-I", str(HEADER.parent), "-o", tmp, tmp + ".cpp"],
+                       check=True, capture_output=True, text=True)
+    except subprocess.CalledProcessError as e:
+        raise CompileError(f"g++ could not compile generated CUDA for the host:\n{e.stderr}") from None
+    finally:
+        os.remove(tmp + ".cpp")
+    os.replace(tmp, path)
+    return path
+
+
+def _load_grid_walk():
+    global _grid_walk
+    with _lock:
+        if _grid_walk is None:
+            _grid_walk = ctypes.CDLL(_library(GRID_SOURCE.read_text()), mode=ctypes.RTLD_GLOBAL)
+
+
+class HostKernels:
+    """The kernels of CUDA C++ `source`, compiled for the host."""
+
+    def __init__(self, source):
+        launchers = []
+        self.params = {}
+        matches = list(_KERNEL.finditer(source))
+        ends = [m.start() for m in matches[1:]] + [len(source)]
+        for match, end in zip(matches, ends):
+            name, params = match.groups()
+            names = [p.split()[-1].lstrip("*") for p in params.split(", ")]
+            synchronizes = "__syncthreads" in source[match.start():end]
+            launchers.append(f'extern "C" int launch_{name}(unsigned gx, unsigned gy, unsigned bx, {params}) '
+                             f'{{ return ax_launch(gx, gy, bx, {str(synchronizes).lower()}, '
+                             f'[&] {{ {name}({", ".join(names)}); }}); }}')
+            self.params[name] = tuple(params.split(", "))
+        self.path = _library('#include "host.h"\n' + source + "\n" + "\n".join(launchers))
+
+    def load(self):
+        """{name: HostKernel} for every kernel of the library."""
+        _load_grid_walk()
+        library = ctypes.CDLL(self.path)
+        return {name: HostKernel(getattr(library, f"launch_{name}"), params) for name, params in self.params.items()}
+
+
+class HostKernel:
+    """One kernel of a host library; `pointers` says which parameters are
+    addresses."""
+
+    def __init__(self, launcher, params):
+        launcher.argtypes = [ctypes.c_uint] * 3 + [_ctype(p) for p in params]
+        launcher.restype = ctypes.c_int
+        self.launcher = launcher
+        self.pointers = tuple("*" in p for p in params)
+
+    def __call__(self, grid, block, args):
+        """Run the kernel over `grid` (x, y) blocks of `block` threads, on
+        `args` (ints: addresses, sizes, strides)."""
+        if self.launcher(grid[0], grid[1], block, *[int(a) for a in args]):
+            raise RuntimeError("emulated cuda: the threads of a block did not all reach the same __syncthreads()")
+
+
+def _ctype(param):
+    if "*" in param:
+        return ctypes.c_void_p
+    if param.startswith("int "):
+        return ctypes.c_int
+    if param.startswith("long long "):
+        return ctypes.c_longlong
+    raise ValueError(f"no host type for kernel parameter {param!r}")
