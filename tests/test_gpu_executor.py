@@ -29,6 +29,13 @@ def test_transfers_round_trip(gpu):
     assert np.array_equal(np.asarray(xp.asarray(x, device=gpu).to_device("cpu")), x)
 
 
+@pytest.mark.parametrize("value", [0, -3, 2.5, True])
+def test_zero_dimensional_arrays_stay_zero_dimensional_on_the_gpu(gpu, value):
+    x = xp.asarray(value, device=gpu)
+    assert x.shape == () and np.asarray(x.to_device("cpu")).shape == ()
+    assert type(value)(x) == value
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 def test_fused_chains_match_the_cpu(gpu, dtype):
     got, want = both(lambda x, y: xp.tanh(x * y + x / y) + 1 / (1 + xp.exp(-x)), rand(300, 257, dtype=dtype),

@@ -86,7 +86,7 @@ class GPUExecutor(Executor):
     def from_host(self, array, copy=True):
         if copy is False:
             raise ValueError("asarray: copy=False cannot share host memory with a CUDA device")
-        host = np.ascontiguousarray(array)
+        host = np.asarray(array, order="C")   # ascontiguousarray would make a 0-d array 1-d
         with self.runtime.active():
             buffer = self.allocate(host.shape, dt.FROM_NUMPY[host.dtype], "a transfer from the host")
             if host.size:
