@@ -36,10 +36,9 @@ def wrap(node):
     return _new_array(node)
 
 
-def make(prim, inputs, attrs=(), name=None):
-    """The node of `prim` over input nodes (see `graph.apply.apply`; its
-    errors name `name`, the user's function)."""
-    return apply(prim, inputs, attrs, name)
+# The node of a primitive over input nodes: graph.apply itself under the
+# namespace's name (no wrapper call on the recording path).
+make = apply
 
 
 def dynamic(name, inputs, attrs=()):
