@@ -4,8 +4,9 @@ host memory against NumPy's own DLPack producer and consumer.
 The capsule code never touches the memory it describes, so NumPy is an
 oracle for the struct layouts, the capsule names and the deleter protocol
 without a GPU: capsules NumPy makes are parsed here, and capsules made here
-are read by `np.from_dlpack`. Exchanges of CUDA memory with PyTorch and CuPy
-are in test_gpu_executor.py (they need a device).
+are read by `np.from_dlpack`. The executor's own export and import of device
+memory are in test_gpu_executor.py (on the emulated device in CI), exchanges
+with PyTorch and CuPy in test_gpu_interop.py (a real GPU).
 """
 
 import ctypes

@@ -3,6 +3,11 @@ would: memory outside every allocation, GEMM arguments cuBLAS rejects,
 launch shapes CUDA rejects, and a __syncthreads() only some threads reach.
 (test_gpu_executor.py runs the executor on it.)"""
 
+import json
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -76,3 +81,15 @@ def test_gemm_reads_column_major_operands_and_checks_leading_dimensions(device):
     np.testing.assert_array_equal(out, a @ b)
     with pytest.raises(RuntimeError, match="CUBLAS_STATUS_INVALID_VALUE"):
         runtime.matmul(*[int(p) for p in pointers], [call._replace(lda=3)], "float64")
+
+
+def test_environment_registers_the_emulated_device_as_the_default():
+    # A fresh process: registration happens at `import arrayx`.
+    script = ("import numpy as np, arrayx as xp\n"
+              "x = xp.linspace(0, 1, 5) * 2 + 1\n"
+              "print(x.device.name, np.asarray(x.to_device('cpu')).tolist())\n")
+    env = dict(os.environ, ARRAYX_GPU_EMULATION="1", ARRAYX_DEVICE="cuda:0")
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    device, values = out.stdout.split(" ", 1)
+    assert device == "cuda:0"
+    np.testing.assert_allclose(json.loads(values), np.linspace(0, 1, 5) * 2 + 1, rtol=1e-15)

@@ -9,6 +9,7 @@ import pytest
 
 import arrayx as xp
 from arrayx import executors
+from arrayx._gpu import dlpack
 from arrayx.scheduler.schedule import MEMORY_BYTES
 
 
@@ -120,6 +121,19 @@ def device_pointer(array):
     return node.buffer.ptr
 
 
+class ForeignProducer:
+    """A library's array exporting one prepared capsule."""
+
+    def __init__(self, capsule, device):
+        self.capsule, self.device = capsule, device
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return self.device
+
+
 class Producer:
     """A DLPack producer other than an arrayx Array, passing on `array`'s capsules."""
 
@@ -142,35 +156,61 @@ def test_dlpack_export_and_import_share_device_memory(gpu):
     np.testing.assert_array_equal(np.asarray((y + 1).to_device("cpu")), np.asarray(x.to_device("cpu")).T + 1)
 
 
-def test_dlpack_export_to_torch_shares_device_memory(gpu):
-    torch = pytest.importorskip("torch")
+def read_device(runtime, tensor):
+    """What a DLPack consumer other than arrayx sees: the elements `tensor`
+    (a parsed capsule) describes, read from device memory by its pointer,
+    element strides and dtype alone."""
+    itemsize = tensor.dtype.itemsize
+    span = 1 + sum((n - 1) * s for n, s in zip(tensor.shape, tensor.strides)) if 0 not in tensor.shape else 0
+    raw = np.empty(span * itemsize, np.uint8)
+    if span:
+        runtime.copy_dtoh(raw, tensor.ptr)
+    return np.lib.stride_tricks.as_strided(raw.view(tensor.dtype.dtype), tensor.shape,
+                                           [s * itemsize for s in tensor.strides]).copy()
+
+
+def test_dlpack_export_describes_device_memory_to_another_consumer(gpu):
+    # The consumer is dlpack.Imported (checked against NumPy's capsules in
+    # test_gpu_dlpack.py) reading device memory through the runtime, as
+    # PyTorch or CuPy would read it on a real GPU (tests/test_gpu_interop.py).
+    executor = executors.executor_for(gpu)
     x = xp.asarray(rand(3, 4), device=gpu) * 2
-    t = torch.from_dlpack(x)
-    assert t.is_cuda and t.data_ptr() == device_pointer(x)
-    np.testing.assert_array_equal(t.cpu().numpy(), np.asarray(x.to_device("cpu")))
-    reversed_rows = torch.from_dlpack(xp.flip(x, axis=0))   # negative strides: exported as a copy
-    np.testing.assert_array_equal(reversed_rows.cpu().numpy(), np.asarray(x.to_device("cpu"))[::-1])
+    host = np.asarray(x.to_device("cpu"))
+    shared = dlpack.Imported(x.T.__dlpack__(max_version=(1, 0)))
+    assert shared.device == (dlpack.KDL_CUDA, executor.ordinal)
+    assert (shared.ptr, shared.shape, shared.strides) == (device_pointer(x), (4, 3), (1, 4))
+    assert shared.read_only   # a view of x: the consumer must not write through it
+    np.testing.assert_array_equal(read_device(executor.runtime, shared), host.T)
+    # Negative strides are exported as a copy, which the consumer may write.
+    copied = dlpack.Imported(xp.flip(x, axis=0).__dlpack__(max_version=(1, 0)))
+    assert copied.ptr != device_pointer(x) and min(copied.strides) > 0 and not copied.read_only
+    np.testing.assert_array_equal(read_device(executor.runtime, copied), host[::-1])
+    with pytest.raises(BufferError, match="negative strides"):
+        xp.flip(x, axis=0).__dlpack__(copy=False)
 
 
-def test_dlpack_import_from_torch_is_zero_copy(gpu):
-    torch = pytest.importorskip("torch")
-    t = torch.arange(12, dtype=torch.float32, device=f"cuda:{int(gpu.name[5:])}").reshape(3, 4).T
-    y = xp.from_dlpack(t)
-    assert y.device == gpu and y.shape == (4, 3) and device_pointer(y) == t.data_ptr()
-    np.testing.assert_array_equal(np.asarray((y + 1).to_device("cpu")), t.cpu().numpy() + 1)
-    on_cpu = xp.from_dlpack(t, device="cpu")
-    np.testing.assert_array_equal(np.asarray(on_cpu), t.cpu().numpy())
+def test_dlpack_import_of_another_producers_device_memory_is_zero_copy(gpu):
+    executor = executors.executor_for(gpu)
+    values = np.arange(12, dtype=np.float32).reshape(3, 4)
+    allocation = executor.runtime.alloc(values.nbytes)
+    ptr = int(allocation)
+    executor.runtime.copy_htod(ptr, values)
+    capsule = dlpack.export(ptr, (4, 3), (1, 4), values.dtype, (dlpack.KDL_CUDA, executor.ordinal),
+                            allocation, versioned=True)
+    producer = ForeignProducer(capsule, (dlpack.KDL_CUDA, executor.ordinal))
+    y = xp.from_dlpack(producer)
+    del allocation, capsule, producer   # y keeps the producer's memory alive
+    assert y.device == gpu and y.shape == (4, 3) and device_pointer(y) == ptr
+    np.testing.assert_array_equal(np.asarray((y + 1).to_device("cpu")), values.T + 1)
+
+
+def test_dlpack_import_to_the_host_copies_and_copy_false_is_refused(gpu):
+    x = xp.asarray(rand(3, 4), device=gpu)
+    on_cpu = xp.from_dlpack(Producer(x), device="cpu")
+    assert on_cpu.device == xp.asarray(0).device
+    np.testing.assert_array_equal(np.asarray(on_cpu), np.asarray(x.to_device("cpu")))
     with pytest.raises(ValueError, match="copy=False but x is on cuda"):
-        xp.from_dlpack(t, device="cpu", copy=False)
-
-
-def test_dlpack_round_trip_with_cupy(gpu):
-    cupy = pytest.importorskip("cupy")
-    c = cupy.arange(10, dtype=cupy.float64) ** 2
-    y = xp.from_dlpack(c)
-    assert device_pointer(y) == c.data.ptr
-    back = cupy.from_dlpack(y * 1)
-    cupy.testing.assert_array_equal(back, c)
+        xp.from_dlpack(Producer(x), device="cpu", copy=False)
 
 
 def test_dlpack_to_the_host_copies(gpu):
