@@ -6,7 +6,7 @@ turns `dtype == None` checks in user code into silent bugs. Each DType carries
 its NumPy dtype as `.dtype`, so NumPy accepts a DType wherever it takes a dtype.
 
 Promotion follows the array API standard's table. Where the standard leaves a
-combination unspecified, arrayx follows JAX's lattice (documented in README):
+combination unspecified, arrayx follows JAX's lattice (docs/semantics.md):
 bool promotes to any numeric type, an integer meeting a floating type gives that
 floating type, int64/uint64 meet at float64.
 

@@ -387,8 +387,8 @@ def blocks_over_threads(into, operands, out, pool, threads, points, head):
 
 def ceilings(rounds, target_ns):
     """What bounds a speedup when kernels are NumPy calls issued from Python,
-    measured on this machine in this run (the README's benchmark section
-    gives the figures of the machine arrayx is developed on). Each chain's
+    measured on this machine in this run (docs/benchmarks.md gives the
+    figures of the machine arrayx is developed on). Each chain's
     kernels are its NumPy calls writing into existing arrays (CHAINS' `into`).
 
     - Eager chains at 1e3: arrayx records the graph and runs the compiled

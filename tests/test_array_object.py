@@ -343,7 +343,7 @@ def test_concat_promotes_to_one_dtype():
 
 @given(names=st.permutations(["float32", "int64", "uint64"]))
 def test_concat_and_stack_promotion_does_not_depend_on_order(names):
-    # int64 and uint64 alone meet at float64, but float32 absorbs both (README, as in JAX).
+    # int64 and uint64 alone meet at float64, but float32 absorbs both (docs/semantics.md, as in JAX).
     arrays_ = [xp.ones(1, dtype=getattr(xp, name)) for name in names]
     assert xp.concat(arrays_).dtype == xp.stack(arrays_).dtype == xp.result_type(*arrays_) == xp.float32
 

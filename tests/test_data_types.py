@@ -35,7 +35,7 @@ def strict_result_type(a, b):
 
 
 def extended_result_type(a, b):
-    """arrayx's promotion where the standard's table has none (README, following JAX)."""
+    """arrayx's promotion where the standard's table has none (docs/semantics.md, following JAX)."""
     if "bool" in (a, b):
         return b if a == "bool" else a  # bool promotes to any numeric type
     floating = [n for n in (a, b) if kind_of(n) in "fc"]
@@ -241,7 +241,7 @@ def test_result_type_does_not_depend_on_argument_order_or_form(names, data):
     ("int8", 1, "int8"), ("uint16", 7, "uint16"), ("float32", 1, "float32"), ("float32", 1.5, "float32"),
     ("float32", 1j, "complex64"), ("float64", 1j, "complex128"), ("complex64", 2.0, "complex64"),
     ("bool", True, "bool"), ("int8", True, "int8"), ("float32", False, "float32"),
-    # Beyond the standard (README): the scalar's default dtype.
+    # Beyond the standard (docs/semantics.md): the scalar's default dtype.
     ("int8", 1.5, "float64"), ("bool", 1, "int64"), ("int16", 1j, "complex128"),
 ])
 def test_result_type_with_a_python_scalar(name, scalar, expected):

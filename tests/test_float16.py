@@ -84,7 +84,7 @@ def test_promotion_places_float16_below_float32():
     assert xp.result_type(xp.float16, xp.float32) == xp.float32
     assert xp.result_type(xp.float16, xp.complex64) == xp.complex64
     assert xp.result_type(xp.float16, 1j) == xp.complex64
-    # integers meet float16 at float16 (JAX's lattice, README), whatever their order
+    # integers meet float16 at float16 (JAX's lattice, docs/semantics.md), whatever their order
     for dtypes in [(xp.int64, xp.uint64, xp.float16), (xp.uint64, xp.float16, xp.int64),
                    (xp.float16, xp.int64, xp.uint64)]:
         assert xp.result_type(*dtypes) == xp.float16

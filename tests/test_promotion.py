@@ -3,8 +3,8 @@ pair of the 14 dtypes, and Python scalars meeting arrays of each dtype.
 
 The standard's table is taken from array-api-strict. Where the standard leaves
 a pair unspecified (strict raises), arrayx follows JAX's lattice, written out
-in `unspecified_promotion` below as README states it. The extension float16
-(which strict lacks) sits below float32, as in NumPy: NumPy's table is the
+in `unspecified_promotion` below as docs/semantics.md states it. The extension
+float16 (which strict lacks) sits below float32, as in NumPy: NumPy's table is the
 oracle for its pairs with floating dtypes, JAX's lattice for the others.
 """
 

@@ -1,0 +1,82 @@
+"""The documentation runs as written: every ```python block of README.md and
+docs/*.md, each page's blocks in order in one fresh interpreter (later blocks
+use earlier names, as a reader running them would), and every relative link
+points to a file that exists."""
+
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+FENCE = re.compile(r"^```(\S*)\n(.*?)^```$", re.S | re.M)
+# Fenced code is either run (python) or declared as not Python: shell
+# commands and their output are text or console.
+LANGUAGES = {"python", "text", "console"}
+# Pages whose examples need a CUDA device: they run on the emulated one
+# where there is no GPU (arrayx/_gpu/emulation).
+ON_EMULATED_GPU = {"docs/gpu.md"}
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+# Runs in the fresh interpreter: each block compiled under its page's name,
+# at its own line, so a failure's traceback points into the page.
+RUNNER = """
+import json, sys
+namespace = {"__name__": "__main__"}
+for page, line, source in json.load(sys.stdin):
+    exec(compile("\\n" * line + source, page, "exec"), namespace)
+"""
+
+
+def name(page):
+    return page.relative_to(ROOT).as_posix()
+
+
+def fences(page):
+    """(language, line of the first code line - 1, code) of each fenced block."""
+    text = page.read_text()
+    return [(m.group(1), text.count("\n", 0, m.start(2)), m.group(2)) for m in FENCE.finditer(text)]
+
+
+def python_blocks(page):
+    return [(line, code) for language, line, code in fences(page) if language == "python"]
+
+
+PAGES_WITH_EXAMPLES = [page for page in PAGES if python_blocks(page)]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=name)
+def test_every_code_block_is_python_or_declared_text(page):
+    languages = {language for language, _, _ in fences(page)}
+    assert languages <= LANGUAGES, f"{name(page)}: fences {sorted(languages - LANGUAGES)}; use python, text or console"
+
+
+@pytest.mark.parametrize("page", PAGES_WITH_EXAMPLES, ids=name)
+def test_python_blocks_run_in_order_in_a_fresh_interpreter(page, tmp_path):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    if name(page) in ON_EMULATED_GPU:
+        env["ARRAYX_GPU_EMULATION"] = "1"
+    blocks = [(name(page), line, code) for line, code in python_blocks(page)]
+    result = subprocess.run([sys.executable, "-c", RUNNER], input=json.dumps(blocks), cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, f"{name(page)}'s examples failed:\n{result.stderr}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=name)
+def test_relative_links_point_to_existing_files(page):
+    targets = [t.split("#")[0] for t in LINK.findall(page.read_text())
+               if "://" not in t and not t.startswith(("#", "mailto:"))]
+    missing = [t for t in targets if not (page.parent / t).exists()]
+    assert not missing, f"{name(page)} links to missing files: {missing}"
+
+
+def test_readme_links_every_docs_page():
+    readme = ROOT / "README.md"
+    linked = {(readme.parent / t.split("#")[0]).resolve() for t in LINK.findall(readme.read_text())}
+    unlinked = [name(page) for page in PAGES[1:] if page.resolve() not in linked]
+    assert not unlinked, f"README.md does not link {unlinked}"
