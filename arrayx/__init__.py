@@ -71,9 +71,19 @@ def eval(*arrays):
     return arrays[0] if len(arrays) == 1 else arrays
 
 
-def graph(x):
-    """The unevaluated graph below x, one node a line (cheap: computes nothing)."""
-    return debug.describe([_node_of(x, "graph")])
+def graph(x, format="text"):
+    """The unevaluated graph below x (cheap: computes nothing).
+
+    `format="text"`: one node a line. `format="dot"`: Graphviz DOT, fused
+    groups as clusters, realized leaves filled. `format="svg"`: the DOT
+    rendered by Graphviz (needs `pip install "arrayx[viz]"` and Graphviz's
+    `dot` on PATH).
+    """
+    node = _node_of(x, "graph")
+    if format not in debug.FORMATS:
+        raise ValueError(f"graph: format must be one of {', '.join(map(repr, debug.FORMATS))}, got {format!r}")
+    view = {"text": debug.describe, "dot": debug.dot, "svg": debug.svg}[format]
+    return view([node])
 
 
 def set_default_device(device):

@@ -5,7 +5,8 @@ count into it without importing the debugging tools above them.
 `plans_built`: plans scheduled and compiled (plan cache misses, computations, jit traces).
 `plan_cache_hits`: forces that reused a cached plan.
 `realizations`: force points that ran a plan.
-`steps_run`: steps executed (a fused group is one step).
+`steps_run`: steps executed by force points and computation calls (a fused
+group is one step, a data-dependent primitive one step).
 `auto_realizations`: graphs realized because they grew past the depth limit.
 `updates_in_place`: `x[key] = v` carried out at the call, in x's own buffer.
 `results_kept`: expensive results a force point kept because something else refers to them.

@@ -127,7 +127,7 @@ class CPUExecutor(Executor):
                 fn = _writing_into(fn, into)
             elif step.op.name in UPDATES and step.args[0] in drop and step.args[0] not in step.args[1:]:
                 in_place = UPDATES[step.op.name](step.op, step.attrs, step.shape, step.dtype)
-            kernels.append((fn, in_place))
+            kernels.append((fn, into, in_place))
         return kernels
 
     def around_kernels(self, run):

@@ -44,6 +44,11 @@ class GPUBuffer:
         return int(np.prod(self.shape, dtype=np.int64))
 
     @property
+    def nbytes(self):
+        """The bytes of its elements (a profile's bytes read and written)."""
+        return self.size * self.dtype.itemsize
+
+    @property
     def contiguous(self):
         return all(s == c for s, c, n in zip(self.strides, contiguous_strides(self.shape), self.shape) if n != 1)
 

@@ -188,27 +188,37 @@ class Executor(ABC):
         raise NotImplementedError(f"the {self.name} executor builds no kernels")
 
     def kernels(self, steps, drops):
-        """For each step of a segment, (kernel, in-place kernel or None): an
-        in-place kernel runs instead when, at run time, the step's first
-        argument dies there, its slot holds the only reference and the memory
-        is its own (`owns_memory`). Executors that plan across a segment
-        (the CPU's reuse of dying temporaries) refine it."""
-        return [(self.kernel(step), None) for step in steps]
+        """For each step of a segment, (kernel, writes_into, in-place kernel
+        or None). `writes_into` is the position of the dying argument the
+        kernel writes its result into, decided when compiling (the CPU's
+        reuse of dying temporaries), else None. An in-place kernel runs
+        instead when, at run time, the step's first argument dies there, its
+        slot holds the only reference and the memory is its own
+        (`owns_memory`). Executors that plan across a segment refine it."""
+        return [(self.kernel(step), None, None) for step in steps]
 
     def around_kernels(self, run):
         """`run(slots)`, wrapped in what the executor's kernels need around
         them (the CPU's floating-point error state, the GPU's context)."""
         return run
 
-    def compile(self, steps, drops):
+    def compile(self, steps, drops, observe=None):
         """A callable `program(slots)` that runs `steps` over the slot list.
 
         Each step reads its `args` slots and writes its `out` slot (each of
         a tuple of slots); `drops[i]` lists the slots whose last use is step
-        i, so their memory can be freed while the program runs.
+        i, so their memory can be freed while the program runs. With
+        `observe`, each kernel runs as `observe(step, kernel, in_place)`
+        returns it (arrayx.debug's profiler times it; `in_place` says whether
+        the kernel writes into a dying argument).
         """
+        kernels = self.kernels(steps, drops)
+        if observe is not None:
+            kernels = [(observe(step, fn, into is not None), into,
+                        in_place if in_place is None else observe(step, in_place, True))
+                       for step, (fn, into, in_place) in zip(steps, kernels)]
         program = [(fn, step.args, step.out, drop, in_place)
-                   for step, drop, (fn, in_place) in zip(steps, drops, self.kernels(steps, drops))]
+                   for step, drop, (fn, _, in_place) in zip(steps, drops, kernels)]
         owns_memory = self.owns_memory
 
         def run(slots):

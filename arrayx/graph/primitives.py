@@ -45,12 +45,14 @@ class Primitive:
     the input dtype alone: {accepted input dtype: output dtype}. Their rule
     reads it, and so does `graph.apply.apply`'s fast path for operands of the
     result's shape, which skips the rule call. `monoid`, for the reductions
-    that fold with a binary elementwise primitive (see Monoid); None else."""
+    that fold with a binary elementwise primitive (see Monoid); None else.
+    `attr_names` names the static attributes, in order."""
 
-    __slots__ = ("name", "kind", "category", "accepts", "rule", "result", "monoid")
+    __slots__ = ("name", "kind", "category", "accepts", "rule", "result", "monoid", "attr_names")
 
-    def __init__(self, name, kind, accepts, rule, result=None, monoid=None):
+    def __init__(self, name, kind, accepts, rule, result=None, monoid=None, attr_names=()):
         self.name = name
+        self.attr_names = attr_names
         self.kind = kind
         self.category = accepts
         self.accepts = dt.CATEGORIES[accepts] if accepts else None
@@ -388,77 +390,79 @@ REDUCTIONS = {
 PRIMITIVES = {}
 
 
-def _add(name, kind, accepts, rule, result=None, monoid=None):
-    PRIMITIVES[name] = Primitive(name, kind, accepts, rule, result and RESULT_DTYPES[result], monoid)
+def _add(name, kind, accepts, rule, result=None, monoid=None, attrs=()):
+    # attrs: the names of the primitive's attributes, in order (how arrayx.debug shows them)
+    PRIMITIVES[name] = Primitive(name, kind, accepts, rule, result and RESULT_DTYPES[result], monoid, attrs)
 
 
 _add("buffer", LEAF, None, None)          # data that entered from the host
 _add("evaluated", LEAF, None, None)       # a computed node whose history a force point freed
-_add("full", LEAF, None, _leaf_rule)       # attrs: shape, dtype, value
-_add("iota", LEAF, None, _leaf_rule)       # attrs: shape, dtype, axis
+_add("full", LEAF, None, _leaf_rule, attrs=("shape", "dtype", "value"))
+_add("iota", LEAF, None, _leaf_rule, attrs=("shape", "dtype", "axis"))
 for _name, (_acc, _res) in (UNARY | BINARY).items():
     _add(_name, ELEMENTWISE, _acc, _elementwise_rule, _res)
 _add("where", ELEMENTWISE, None, _elementwise_rule, "same")   # inputs: condition, x1, x2
-_add("astype", ELEMENTWISE, None, _astype_rule)          # attrs: dtype
+_add("astype", ELEMENTWISE, None, _astype_rule, attrs=("dtype",))
 _add("stop_gradient", ELEMENTWISE, None, _elementwise_rule, "same")  # identity; autodiff sends no cotangent through
 for _name, (_acc, _res, _monoid) in REDUCTIONS.items():
-    _add(_name, REDUCE, _acc, _reduce(_res), monoid=_monoid)  # attrs: axes, keepdims
-_add("cumulative_sum", SCAN, "numeric", _same_rule)      # attrs: axis
-_add("cumulative_prod", SCAN, "numeric", _same_rule)     # attrs: axis
-_add("reshape", MOVEMENT, None, _reshape_rule)           # attrs: shape
-_add("permute", MOVEMENT, None, _permute_rule)           # attrs: axes
-_add("broadcast", MOVEMENT, None, _reshape_rule)         # attrs: shape
-_add("slice", MOVEMENT, None, _slice_rule)               # attrs: starts, stops, steps
-_add("flip", MOVEMENT, None, _same_rule)                 # attrs: axes
-_add("pad", MOVEMENT, None, _pad_rule)                   # attrs: ((lo, hi), ...), value
-_add("concat", MOVEMENT, None, _concat_rule)             # attrs: axis
+    _add(_name, REDUCE, _acc, _reduce(_res), monoid=_monoid, attrs=("axis", "keepdims"))
+_add("cumulative_sum", SCAN, "numeric", _same_rule, attrs=("axis",))
+_add("cumulative_prod", SCAN, "numeric", _same_rule, attrs=("axis",))
+_add("reshape", MOVEMENT, None, _reshape_rule, attrs=("shape",))
+_add("permute", MOVEMENT, None, _permute_rule, attrs=("axes",))
+_add("broadcast", MOVEMENT, None, _reshape_rule, attrs=("shape",))
+_add("slice", MOVEMENT, None, _slice_rule, attrs=("starts", "stops", "steps"))
+_add("flip", MOVEMENT, None, _same_rule, attrs=("axis",))
+_add("pad", MOVEMENT, None, _pad_rule, attrs=("pad_width", "value"))   # pad_width: ((lo, hi), ...)
+_add("concat", MOVEMENT, None, _concat_rule, attrs=("axis",))
 _add("matmul", CONTRACTION, "numeric", _matmul_rule)   # NumPy matmul semantics, 1-D operands too
-_add("update_slice", UPDATE, None, _same_rule)           # inputs: x, value; attrs: starts, stops, steps
-_add("sort", SORT, "real numeric", _same_rule)            # attrs: axis, descending
-_add("argsort", SORT, "real numeric", _index_rule)        # attrs: axis, descending (stable)
-_add("searchsorted", SORT, "real numeric", _searchsorted_rule)  # inputs: sorted 1-D x1, x2; attrs: side
-_add("isin", SORT, "any", _bool_like_first)              # inputs: x1, x2 (any shape); attrs: invert
-_add("take", INDEX, None, _take_rule)                    # inputs: x, 1-D indices; attrs: axis
-_add("take_along_axis", INDEX, None, _take_along_axis_rule)  # inputs: x, indices; attrs: axis
-_add("gather", INDEX, None, _given_shape_rule)           # inputs: x, *index arrays; attrs: key template, shape
-_add("scatter", UPDATE, None, _same_rule)                # inputs: x, value, *index arrays; attrs: key template
+_add("update_slice", UPDATE, None, _same_rule, attrs=("starts", "stops", "steps"))   # inputs: x, value
+_add("sort", SORT, "real numeric", _same_rule, attrs=("axis", "descending"))
+_add("argsort", SORT, "real numeric", _index_rule, attrs=("axis", "descending"))   # stable
+_add("searchsorted", SORT, "real numeric", _searchsorted_rule, attrs=("side",))  # inputs: sorted 1-D x1, x2
+_add("isin", SORT, "any", _bool_like_first, attrs=("invert",))  # inputs: x1, x2 (any shape)
+_add("take", INDEX, None, _take_rule, attrs=("axis",))  # inputs: x, 1-D indices
+_add("take_along_axis", INDEX, None, _take_along_axis_rule, attrs=("axis",))  # inputs: x, indices
+_add("gather", INDEX, None, _given_shape_rule, attrs=("key", "shape"))  # inputs: x, *index arrays; key: a template
+_add("scatter", UPDATE, None, _same_rule, attrs=("key",))  # inputs: x, value, *index arrays; key: a template
 _add("scatter_add", UPDATE, None, _same_rule)            # as scatter, but adds value; duplicates accumulate
-_add("diagonal", MOVEMENT, None, _diagonal_rule)         # attrs: offset (over the last two axes)
-_add("cholesky", LINALG, "lapack floating", _same_rule)  # attrs: upper
+_add("diagonal", MOVEMENT, None, _diagonal_rule, attrs=("offset",))  # over the last two axes
+_add("cholesky", LINALG, "lapack floating", _same_rule, attrs=("upper",))
 _add("inv", LINALG, "lapack floating", _same_rule)
 _add("det", LINALG, "lapack floating", _batch_scalar_rule)
 _add("solve", LINALG, "lapack floating", _solve_rule)    # NumPy 2 semantics: 1-D x2 is one vector
-_add("pinv", LINALG, "lapack floating", _pinv_rule)      # attrs: rtol (None: max(M, N) * eps)
+_add("pinv", LINALG, "lapack floating", _pinv_rule, attrs=("rtol",))  # rtol None: max(M, N) * eps
 _add("svdvals", LINALG, "lapack floating", _svdvals_rule)
 _add("eigvalsh", LINALG, "lapack floating", _eigvalsh_rule)
 _add("eigvals", LINALG, "lapack floating", _eigvals_rule)
-_add("qr", MULTI, "lapack floating", _qr_rule)           # attrs: mode -> (Q, R)
-_add("svd", MULTI, "lapack floating", _svd_rule)         # attrs: full_matrices -> (U, S, Vh)
+_add("qr", MULTI, "lapack floating", _qr_rule, attrs=("mode",))  # -> (Q, R)
+_add("svd", MULTI, "lapack floating", _svd_rule, attrs=("full_matrices",))  # -> (U, S, Vh)
 _add("eigh", MULTI, "lapack floating", _eigh_rule)       # -> (eigenvalues, eigenvectors)
 _add("eig", MULTI, "lapack floating", _eig_rule)         # -> (eigenvalues, eigenvectors), complex
 _add("slogdet", MULTI, "lapack floating", _slogdet_rule)  # -> (sign, logabsdet)
-_add("select", SELECT, None, _select_rule)               # attrs: index of the output of a multi-output node
-_add("fftn", FFT, "complex floating", _fft("complex"))
-_add("ifftn", FFT, "complex floating", _fft("complex"))
-_add("rfftn", FFT, "real floating", _fft("complex", half_last=True))
-_add("irfftn", FFT, "complex floating", _fft("real"))
-_add("hfft", FFT, "complex floating", _fft("real"))      # one axis
-_add("ihfft", FFT, "real floating", _fft("complex", half_last=True))  # one axis
+_add("select", SELECT, None, _select_rule, attrs=("index",))  # which output of a multi-output node
+_FFT_ATTRS = ("axes", "sizes", "norm")
+_add("fftn", FFT, "complex floating", _fft("complex"), attrs=_FFT_ATTRS)
+_add("ifftn", FFT, "complex floating", _fft("complex"), attrs=_FFT_ATTRS)
+_add("rfftn", FFT, "real floating", _fft("complex", half_last=True), attrs=_FFT_ATTRS)
+_add("irfftn", FFT, "complex floating", _fft("real"), attrs=_FFT_ATTRS)
+_add("hfft", FFT, "complex floating", _fft("real"), attrs=_FFT_ATTRS)      # one axis
+_add("ihfft", FFT, "real floating", _fft("complex", half_last=True), attrs=_FFT_ATTRS)  # one axis
 # Data-dependent shapes: no rule; the scheduler runs them at once (run_dynamic).
 for _name in ("nonzero", "unique_all", "unique_counts", "unique_inverse", "unique_values", "repeat"):
     _add(_name, DYNAMIC, None, None)
 
 # Leaves whose values a compiled computation binds each time it runs
-# (arrayx.transformers): attrs (shape, dtype, name). No executor runs them:
+# (arrayx.transformers). No executor runs them:
 # a force point on a graph that reads one is an error naming it.
-_add("placeholder", BOUND, None, _leaf_rule)
-_add("variable", BOUND, None, _leaf_rule)
+_add("placeholder", BOUND, None, _leaf_rule, attrs=("shape", "dtype", "name"))
+_add("variable", BOUND, None, _leaf_rule, attrs=("shape", "dtype", "name"))
 # assign(variable, value): inside a computation, the variable holds value
 # after the call; it evaluates to value.
 _add("assign", STATE, None, lambda prim, inputs, attrs: (inputs[0].shape, inputs[0].dtype))
-# A fused group (graph/fused.py): attrs (FusedGroup,); built by the scheduler's
-# fusion pass, never by the namespace, so it has no shape rule.
-_add("fused", FUSED, None, None)
+# A fused group (graph/fused.py), built by the scheduler's fusion pass, never
+# by the namespace, so it has no shape rule.
+_add("fused", FUSED, None, None, attrs=("group",))
 
 BUFFER = PRIMITIVES["buffer"]
 EVALUATED = PRIMITIVES["evaluated"]

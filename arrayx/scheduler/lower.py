@@ -10,20 +10,39 @@ compiled once by that executor.
 
 from .. import executors
 from ..graph.primitives import FUSED_OP
+from . import observe
 from .slots import drops_of, last_uses
 
 
 class Segment:
     """Steps one executor runs, or one transfer (source slot, target slot,
-    from executor, to executor); a transfer to the same slot replaces the
-    buffer there."""
+    from executor, to executor, shape, dtype, device); a transfer to the
+    same slot replaces the buffer there. `program(slots)` runs it once
+    compiled, `drops` lists the slots each step frees."""
 
-    __slots__ = ("executor", "steps", "transfer")
+    __slots__ = ("executor", "steps", "transfer", "drops", "program", "_observed")
 
     def __init__(self, executor, steps=None, transfer=None):
         self.executor = executor
         self.steps = steps
         self.transfer = transfer
+        self.drops = None
+        self.program = None
+        self._observed = None
+
+    def observed(self):
+        """The program with each kernel or transfer timed and reported to
+        the observers (see `observe`), compiled on first use."""
+        if self._observed is None:
+            if self.transfer is not None:
+                s, t, source, target, shape, dtype, device = self.transfer
+                move = observe.observed_transfer(_mover(source, target), source, target, shape, dtype, device)
+                self._observed = _transfer_program(s, t, move)
+            else:
+                ex = self.executor
+                self._observed = ex.compile(self.steps, self.drops,
+                                            lambda step, fn, in_place: observe.observed_kernel(ex, step, fn, in_place))
+        return self._observed
 
 
 def transfer(buffer, source, target):
@@ -47,7 +66,7 @@ def executor_running(op, in_dtypes, dtype, home):
 
 
 def lower(steps, n_slots, input_devices, outputs):
-    """(slot count, [(program(slots), step count)]) for `steps`."""
+    """(slot count, compiled Segments) for `steps`."""
     owner = {s: executors.executor_for(d) for s, d in enumerate(input_devices)}
     moved = {}   # (slot, executor) -> the slot holding its transferred copy
     segments = []
@@ -58,13 +77,13 @@ def lower(steps, n_slots, input_devices, outputs):
         else:
             ex = executor_running(step.op, tuple(d for _, d in step.in_types), step.dtype, home)
         args = []
-        for s in step.args:
+        for s, (shape, dtype) in zip(step.args, step.in_types):
             if owner[s] is not ex:
                 t = moved.get((s, ex))
                 if t is None:
                     t = moved[s, ex] = n_slots
                     n_slots += 1
-                    segments.append(Segment(None, transfer=(s, t, owner[s], ex)))
+                    segments.append(Segment(None, transfer=(s, t, owner[s], ex, shape, dtype, step.device)))
                     owner[t] = ex
                 s = t
             args.append(s)
@@ -76,23 +95,27 @@ def lower(steps, n_slots, input_devices, outputs):
         for o in step.outs:
             owner[o] = home
             if ex is not home:
-                segments.append(Segment(None, transfer=(o, o, ex, home)))
-    return n_slots, _compile(segments, set(outputs))
+                segments.append(Segment(None, transfer=(o, o, ex, home, step.shape, step.dtype, step.device)))
+    _compile(segments, set(outputs))
+    return n_slots, segments
 
 
 def _compile(segments, keep):
     last = last_uses(segments)
-    compiled = []
     for i, segment in enumerate(segments):
         if segment.transfer is not None:
-            compiled.append((_transfer_program(*segment.transfer), 0))
+            s, t, source, target = segment.transfer[:4]
+            segment.program = _transfer_program(s, t, _mover(source, target))
         else:
-            drops = drops_of(segments, i, last, keep)
-            compiled.append((segment.executor.compile(segment.steps, drops), len(segment.steps)))
-    return compiled
+            segment.drops = drops_of(segments, i, last, keep)
+            segment.program = segment.executor.compile(segment.steps, segment.drops)
 
 
-def _transfer_program(s, t, source, target):
+def _mover(source, target):
+    return lambda buffer: transfer(buffer, source, target)
+
+
+def _transfer_program(s, t, move):
     def run(slots):
-        slots[t] = transfer(slots[s], source, target)
+        slots[t] = move(slots[s])
     return run

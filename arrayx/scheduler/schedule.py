@@ -52,6 +52,7 @@ from ..graph.node import Node, retaining, toposort, tracing, users_of
 from ..graph.primitives import BOUND, ELEMENTWISE, EVALUATED, KEPT_KINDS, MOVEMENT, REDUCE, STATE, UPDATE
 from ..references import extra_references
 from .collect import collect, realized_by_views, take_views
+from . import observe
 from .fuse import fuse
 from .lower import executor_running, lower, transfer
 from .rewrite import rewrite
@@ -76,12 +77,14 @@ class Plan:
     """What a force point or a computation runs: compiled programs over a
     list of slots (see `run`)."""
 
-    __slots__ = ("n_slots", "programs", "steps", "outputs", "groups", "size", "inputs", "keep", "used")
+    __slots__ = ("n_slots", "segments", "programs", "steps", "outputs", "groups", "size", "inputs", "keep",
+                 "used")
 
     def __init__(self, n_slots, segments, outputs, groups, size, inputs, keep=()):
         self.n_slots = n_slots
-        self.programs = [program for program, _ in segments]   # callable(slots) per segment, in order
-        self.steps = sum(n for _, n in segments)   # executor steps one run runs
+        self.segments = segments    # the lower pass's Segments: steps and transfers, in order
+        self.programs = [s.program for s in segments]   # callable(slots) per segment, in order
+        self.steps = sum(len(s.steps) for s in segments if s.steps)   # executor steps one run runs
         self.outputs = outputs      # slot of each requested node, then of each `keep` candidate
         self.groups = groups        # the FusedGroups of the plan, for arrayx.debug
         self.size = size            # graph nodes in the key
@@ -94,8 +97,10 @@ class Plan:
         inputs (slots 0..n-1); afterwards `slots[s]` holds the value of each
         output slot `s`."""
         slots += [None] * (self.n_slots - len(slots))
-        for program in self.programs:
+        programs = [s.observed() for s in self.segments] if observe.observers else self.programs
+        for program in programs:
             program(slots)
+        counters["steps_run"] += self.steps
 
 
 def _layout(node):
@@ -297,9 +302,12 @@ def realize(nodes):
             requested = [n for n in dict.fromkeys(nodes) if n.buffer is None]
         if not requested:
             return
+        observed = observe.observers
+        start = observe.begin() if observed else 0.0
         order, requested, key, slots = collect(requested, retaining(), _layout)   # slots: the input buffers so far
         plan = _plans.get(key)
-        if plan is None:
+        built = plan is None
+        if built:
             plan = build_plan(order, requested)
             _cache(key, plan)
             counters["plans_built"] += 1
@@ -310,7 +318,8 @@ def realize(nodes):
         del order
         plan.run(slots)
         counters["realizations"] += 1
-        counters["steps_run"] += plan.steps
+        if observed:
+            observe.force_point("force", "built" if built else "cached", start)
         for node, s in zip(requested, plan.outputs):
             node.realize_as(slots[s], EVALUATED)
         if kept:
@@ -326,6 +335,8 @@ def run_dynamic(prim, nodes, attrs):
     runs it on the fallback executor, and the results move back to the device.
     """
     realize(nodes)
+    observed = observe.observers
+    start = observe.begin() if observed else 0.0
     device = nodes[0].device
     home = executors.executor_for(device)
     ex = executor_running(prim, tuple(n.dtype for n in nodes), None, home)
@@ -337,6 +348,9 @@ def run_dynamic(prim, nodes, attrs):
         # Computed values without history, as at any force point.
         outputs.append(Node(EVALUATED, (), (), shape, dtype, device, buffer))
     counters["realizations"] += 1
+    counters["steps_run"] += 1
+    if observed:
+        observe.dynamic_ran(prim, attrs, ex, nodes, outputs, start)
     return outputs
 
 

@@ -19,6 +19,7 @@ from ..device import CPU, Device
 from ..graph.node import Node, toposort
 from ..graph.primitives import BOUND, EVALUATED
 from ..namespace.array_object import Array
+from ..scheduler import observe
 from ..scheduler.lower import transfer
 from ..scheduler.schedule import build_plan, realize
 from .graph import initial_value
@@ -183,11 +184,15 @@ class Computation:
                             f"got {len(args)}")
         if not transformer.initialized:
             transformer.initialize()
+        observed = observe.observers
+        start = observe.begin() if observed else 0.0
         borrowed = []   # NumPy arguments bound without a copy
         values = [self._argument(i, a, borrowed) for i, a in enumerate(args)]
         slots = [values[where] if kind == "argument" else transformer.value_of(where) if kind == "variable"
                  else where for kind, where in self.binding]
         self.plan.run(slots)
+        if observed:
+            observe.force_point("computation", "compiled", start)
         outputs = [slots[s] if s is not None else buffer for s, buffer in self.results]
         if borrowed:
             # A result that is a view of a caller's array would change with it.

@@ -1,0 +1,50 @@
+"""Tools to see what arrayx does and why it is slow.
+
+- `counters` (see `arrayx.counters` for what each counts) and `reset()`;
+- `profile()`: every step that runs in a scope, with its time and bytes;
+- `set_log_level` / ARRAYX_LOG: a line per force point or per step;
+- `explain(*arrays)`: the plan the next force would run;
+- `fused_groups(*arrays)`: its fused groups;
+- `describe`, `dot`, `svg`: the views of a graph behind `xp.graph`;
+- `unfused()`, `free_held_memory()`: references and memory measurements.
+"""
+
+from contextlib import contextmanager
+
+from .. import executors
+from ..counters import counters, reset  # noqa: F401  (the debugging tools users reach for)
+from ..scheduler import fuse, schedule
+from .explain import explain  # noqa: F401
+from .graph_view import FORMATS, describe, dot, svg  # noqa: F401  (xp.graph's views)
+from .log import level_from_environment, set_log_level
+from .profile import Profile, profile  # noqa: F401
+
+
+def fused_groups(*arrays):
+    """The fused groups the next force of `arrays` would run (computes nothing)."""
+    return schedule.plan_for([a._node for a in arrays]).groups
+
+
+def free_held_memory():
+    """Give back the memory every executor keeps for reuse (the CPU
+    executor's pool of large results, the GPU's memory pool): for memory
+    measurements, or before handing the memory to other code."""
+    for device in executors.devices():
+        executors.executor_for(device).free_held_memory()
+
+
+@contextmanager
+def unfused():
+    """Within this scope plans run every node as its own step, as before
+    fusion: a reference when a fused result is in doubt. Plans cached on
+    either side of the scope are forgotten."""
+    schedule.clear_plan_cache()
+    fuse.ENABLED = False
+    try:
+        yield
+    finally:
+        fuse.ENABLED = True
+        schedule.clear_plan_cache()
+
+
+set_log_level(level_from_environment())

@@ -1,0 +1,236 @@
+"""The debugging tools: profile, ARRAYX_LOG, explain and the graph views."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import arrayx as xp
+from arrayx import debug
+from arrayx.scheduler import observe, schedule
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture
+def fresh():
+    """An empty plan cache and zeroed counters (tests count plans built)."""
+    schedule.clear_plan_cache()
+    debug.reset()
+
+
+def test_profile_records_match_the_counters_and_the_plans_steps(fresh):
+    x = xp.asarray(np.linspace(0.0, 1.0, 1 << 17))
+    with debug.profile() as p:
+        for scale in (2.0, 3.0):
+            float(xp.sum(xp.exp(x) * scale + 1.0))
+        xp.unique_values(xp.asarray([3, 1, 3]))
+        float(x[5])   # a view of realized data: no force point
+    counts = p.counts()
+    for key in ("plans_built", "plan_cache_hits", "realizations", "steps_run"):
+        assert counts[key] == debug.counters[key], key
+    assert [f.plan for f in p.force_points] == ["built", "cached", "none"]
+    assert [f.kind for f in p.force_points] == ["force", "force", "dynamic"]
+    assert p.steps == [s for f in p.force_points for s in f.steps]
+    fused = [s for s in p.steps if s.name == "fused"]
+    assert [s.members for s in fused] == [("exp", "multiply", "add", "sum")] * 2
+    assert {s.force_point.plan for s in fused} == {"built", "cached"}
+
+
+def test_profile_steps_are_the_plans_steps_with_their_bytes(fresh):
+    a = np.arange(1 << 17, dtype=np.float64)
+    x = xp.asarray(a)
+    y = xp.sum(xp.sin(x) + x)
+    plan = schedule.plan_for([y._node])
+    (group,) = debug.fused_groups(y)
+    with debug.profile() as p:
+        float(y)
+    (step,) = p.steps
+    assert step.members == tuple(i.op.name for i in group.body)
+    assert len(p.steps) == plan.steps
+    assert step.device == xp.asarray(1.0).device and step.executor == "cpu"
+    assert step.in_types == ((a.shape, xp.float64),) and step.out_types == (((), xp.float64),)
+    # One float64 input read, one float64 scalar written.
+    assert step.bytes_read == a.nbytes and step.bytes_written == 8
+    assert step.seconds > 0 and p.force_points[0].seconds >= step.seconds
+
+
+def test_profile_table_lists_each_step_kind_and_the_totals(fresh):
+    x = xp.asarray(np.ones(1 << 17))
+    with debug.profile() as p:
+        for _ in range(3):
+            float(xp.max(xp.exp(x) + x))
+    table = str(p)
+    row = next(line for line in table.splitlines() if line.startswith("exp+add+max"))
+    assert row.split()[4] == "3"   # calls
+    assert "3 force points (1 plans built, 2 cached, 0 computation calls): 3 steps" in table
+
+
+def test_profile_records_computation_calls_and_counts_their_steps(fresh):
+    f = xp.jit(lambda a: xp.exp(a) * 2.0 - a)
+    a = np.linspace(0.0, 1.0, 1 << 17)
+    f(a)   # traced and compiled here, outside the profile
+    before = debug.counters["steps_run"]
+    with debug.profile() as p:
+        out = f(a)
+    np.testing.assert_allclose(np.asarray(out), np.exp(a) * 2.0 - a, rtol=1e-15)
+    (call,) = p.force_points
+    assert (call.kind, call.plan) == ("computation", "compiled")
+    assert p.counts()["computation_calls"] == 1
+    assert debug.counters["steps_run"] - before == p.counts()["steps_run"] == len(call.steps) >= 1
+
+
+def test_profile_on_the_emulated_gpu_records_transfers(fresh, gpu):
+    a = np.linspace(1.0, 2.0, 1 << 16)
+    x = xp.asarray(a, device=gpu)
+    y = xp.fft.fft(xp.astype(xp.exp(x), xp.complex128))   # fft runs on the host, with transfers
+    with debug.profile() as p:
+        got = np.asarray(y)
+    np.testing.assert_allclose(got, np.fft.fft(np.exp(a)), rtol=1e-12, atol=1e-9)
+    transfers = [s for s in p.steps if s.name == "transfer"]
+    assert {s.executor for s in transfers} == {"cuda->cpu", "cpu->cuda"}
+    assert all(s.bytes_read == s.bytes_written == a.size * 16 for s in transfers)
+    assert any(s.executor == "cuda" for s in p.steps if s.name != "transfer")
+    assert p.counts()["steps_run"] == debug.counters["steps_run"]
+
+
+def test_a_profile_records_nothing_once_its_scope_ends(fresh):
+    x = xp.asarray([1.0, 2.0])
+    with debug.profile() as p:
+        float(xp.sum(x))
+    assert observe.observers == ()
+    float(xp.sum(x * 2.0))
+    assert len(p.force_points) == 1
+
+
+def test_log_level_one_prints_a_line_per_force_point(fresh, monkeypatch, capsys):
+    monkeypatch.setattr(observe, "observers", (debug.log.Log(1),))
+    x = xp.asarray([1.0, 2.0])
+    float(xp.sum(x * 2.0))
+    float(xp.sum(x * 3.0))
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 2
+    assert re.fullmatch(r"arrayx: force, plan built: 1 steps, [0-9.]+ ms", lines[0])
+    assert re.fullmatch(r"arrayx: force, plan cached: 1 steps, [0-9.]+ ms", lines[1])
+
+
+def test_log_level_two_prints_each_step_too(fresh, monkeypatch, capsys):
+    monkeypatch.setattr(observe, "observers", (debug.log.Log(2),))
+    float(xp.sum(xp.exp(xp.asarray(np.ones(1 << 17)))))
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("arrayx:   exp+sum(float64[131072]) -> float64[] on cpu by cpu: ")
+    assert "1.0 MB read, 8 B written" in lines[0]
+    assert lines[1].startswith("arrayx: force, plan built: 1 steps")
+
+
+def test_set_log_level_installs_one_logger_and_refuses_other_levels():
+    try:
+        debug.set_log_level(2)
+        debug.set_log_level(1)
+        assert [o.level for o in observe.observers] == [1]
+    finally:
+        debug.set_log_level(0)
+    assert observe.observers == ()
+    with pytest.raises(ValueError, match="^set_log_level: level must be 0, 1 or 2, got 3$"):
+        debug.set_log_level(3)
+
+
+def _run_with_log(value):
+    script = "import arrayx as xp; print(float(xp.sum(xp.asarray([1.0, 2.0]) * 2.0)))"
+    env = dict(os.environ, ARRAYX_LOG=value, PYTHONPATH=REPO)
+    return subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_arrayx_log_environment_variable_sets_the_level():
+    done = _run_with_log("1")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "6.0\n"
+    assert re.fullmatch(r"arrayx: force, plan built: 1 steps, [0-9.]+ ms\n", done.stderr)
+    refused = _run_with_log("verbose")
+    assert refused.returncode != 0 and "ARRAYX_LOG='verbose': expected 0, 1 or 2" in refused.stderr
+
+
+def test_explain_shows_steps_groups_transfers_and_in_place_writes(fresh, gpu):
+    x = xp.asarray(np.ones(1 << 16), device=gpu)
+    y = xp.fft.fft(xp.astype(xp.exp(x) + 1.0, xp.complex128))
+    text = debug.explain(y)
+    assert text.startswith("plan: ")
+    assert "fused(exp+add+astype)(float64[65536], float64[]) -> complex128[65536] on cuda:0" in text
+    assert "from the cuda executor to the cpu executor" in text
+    assert "from the cpu executor to the cuda executor" in text
+    assert "fftn(axes=(0,), sizes=(65536,), norm='backward')" in text
+    assert debug.counters["steps_run"] == 0   # explaining runs nothing
+    with debug.unfused():   # one step per node: NumPy's temporaries, reused
+        b = xp.sin(xp.asarray(np.ones(100)))
+        text = debug.explain(xp.exp(b + 1.0))
+    assert "add(float64[100], float64[]) -> float64[100] on cpu: slots [2, 0] -> 3, frees 0, 2, " \
+           "in place: writes into slot 2, which dies here" in text
+
+
+def test_the_text_view_shows_attributes_as_written_and_scalars_inline():
+    text = xp.graph(xp.linspace(0, 1, num=7))
+    assert "iota(axis=0) : float64[7]" in text
+    assert "multiply(%0, 0.16666666666666666)" in text
+    assert "full(" not in text and "((7,), float64" not in text
+    text = xp.graph(xp.sum(xp.asarray(np.ones((2, 3))), axis=1, keepdims=True))
+    assert "sum(%0, axis=(1,), keepdims=True) : float64[2,1]" in text
+    assert "slice[1:3]" in xp.graph(xp.exp(xp.arange(5.0))[1:3])
+
+
+def _check_dot_structure(text, clusters):
+    """Balanced braces, every edge endpoint declared, one cluster per group
+    holding `clusters` (node ids' labels' first lines, per cluster)."""
+    assert text.startswith("digraph arrayx {") and text.endswith("}")
+    assert text.count("{") == text.count("}")
+    declared = dict(re.findall(r'^\s*(\w+) \[label="([^"\\]*)', text, re.M))
+    for a, b in re.findall(r"^\s*(\w+) -> (\w+);", text, re.M):
+        assert a in declared and b in declared
+    found = re.findall(r"subgraph cluster_\d+ \{\n.*?\n((?:    \w+;\n)+)  \}", text, re.S)
+    got = [[declared[m] for m in re.findall(r"(\w+);", block)] for block in found]
+    assert got == clusters
+
+
+def test_dot_view_draws_fused_groups_as_clusters():
+    x = xp.asarray(np.ones((300, 300)))
+    y = xp.sum(xp.exp(x) * 2.0 + x, axis=1)
+    text = xp.graph(y, format="dot")
+    (group,) = debug.fused_groups(y)
+    labels = {"sum": "sum(axis=(1,))"}
+    expected = [[labels.get(i.op.name, i.op.name) for i in group.body]]
+    _check_dot_structure(text, expected)
+    assert 'label="buffer\\nfloat64[300,300]", style=filled' in text   # the realized leaf
+    assert 'label="2.0", shape=plaintext' in text                       # the scalar, inline
+    if shutil.which("dot"):
+        done = subprocess.run(["dot", "-Tsvg"], input=text, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0 and "<svg" in done.stdout, done.stderr
+
+
+def test_dot_view_marks_devices(gpu):
+    x = xp.asarray(np.ones(4), device=gpu)
+    text = xp.graph(xp.exp(x), format="dot")
+    _check_dot_structure(text, [])
+    assert "float64[4]\\ncuda:0" in text
+
+
+def test_svg_view_renders_or_names_what_to_install():
+    y = xp.exp(xp.asarray([1.0]))
+    try:
+        import graphviz  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match=r'pip install "arrayx\[viz\]"'):
+            xp.graph(y, format="svg")
+        return
+    if shutil.which("dot") is None:
+        with pytest.raises(RuntimeError, match="dot program on PATH"):
+            xp.graph(y, format="svg")
+        return
+    assert "<svg" in xp.graph(y, format="svg")
+
+
+def test_graph_refuses_an_unknown_format():
+    with pytest.raises(ValueError, match="^graph: format must be one of 'text', 'dot', 'svg', got 'png'$"):
+        xp.graph(xp.asarray([1.0]), format="png")
