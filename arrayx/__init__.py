@@ -5,11 +5,13 @@ computed at a force point (`bool()`, `float()`, `repr()`, `np.asarray()`, ...)
 or by `xp.eval(*arrays)`, by the executor of the arrays' device.
 """
 
+import builtins as _builtins
 import math as _math
+import numbers as _numbers
 import sys as _sys
 
 from . import executors
-from ._cpu import CPUExecutor as _CPUExecutor
+from ._cpu import CPUExecutor as _CPUExecutor, set_threads as _set_cpu_threads, threads as _cpu_threads
 from ._dask import register_device as _register_dask_device
 from ._gpu import register_devices as _register_gpu_devices
 from .dtypes import (bool, complex64, complex128, float16, float32, float64, int8, int16, int32, int64,  # noqa: F401
@@ -81,3 +83,21 @@ def set_default_device(device):
     are created on when none is given; the environment variable
     ARRAYX_DEVICE sets it for a whole process."""
     executors.set_default_device(_check_device(device, "set_default_device"))
+
+
+def set_num_threads(n):
+    """Run the CPU executor's fused kernels on `n` threads (a positive int)
+    from the next force point on. The default is one per core this process
+    may run on; the environment variable ARRAYX_NUM_THREADS sets it for a
+    whole process. BLAS (matmul, linalg) keeps its own setting
+    (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS)."""
+    if isinstance(n, _builtins.bool) or not isinstance(n, _numbers.Integral):
+        raise TypeError(f"set_num_threads: n must be a positive int, got {type(n).__name__}")
+    if n < 1:
+        raise ValueError(f"set_num_threads: n must be a positive int, got {n}")
+    _set_cpu_threads(int(n))
+
+
+def get_num_threads():
+    """The number of threads the CPU executor's fused kernels run on."""
+    return _cpu_threads()
