@@ -17,7 +17,7 @@ from ._gpu import register_devices as _register_gpu_devices
 from .dtypes import (bool, complex64, complex128, float16, float32, float64, int8, int16, int32, int64,  # noqa: F401
                      uint8, uint16, uint32, uint64)
 from .device import CPU as _CPU, Device
-from .namespace.array_object import Array
+from .namespace.array_object import Array, set_lazy_repr
 from .namespace.creation import (arange, asarray, empty, empty_like, eye, from_dlpack, full, full_like,
                                  linspace, meshgrid, ones, ones_like, tril, triu, zeros, zeros_like)
 from .namespace.data_types import astype, can_cast, finfo, iinfo, isdtype, result_type

@@ -3,10 +3,13 @@
 Operators record nodes through the namespace functions (they, indexing and
 the other methods written with namespace functions are installed by
 `namespace.operators`); nothing is computed until a force point (`__bool__`,
-`__int__`, `__float__`, `__complex__`, `__index__`, `__repr__`, `__format__`,
-`__array__`, `__dlpack__`, `xp.eval`). In-place operators and `__setitem__`
+`__int__`, `__float__`, `__complex__`, `__index__`, `__str__`, `__repr__`
+(unless `set_lazy_repr(True)`), `__format__`, `__array__`, `__dlpack__`,
+`xp.eval`). In-place operators and `__setitem__`
 rebind the handle to a new node: arrays computed from the old value keep it.
 """
+
+import os
 
 import numpy as np
 
@@ -14,6 +17,21 @@ from .. import dtypes as dt, executors
 from ..scheduler.schedule import realize
 
 _new_object = object.__new__
+# Whether repr() of an unevaluated array describes it instead of computing it
+# (set_lazy_repr; the environment variable ARRAYX_LAZY_REPR=1 at import).
+_lazy_repr = os.environ.get("ARRAYX_LAZY_REPR") == "1"
+
+
+def set_lazy_repr(lazy):
+    """Make repr() of an unevaluated array show its shape, dtype and device
+    without computing it (`lazy=True`), or compute and show its values
+    (`lazy=False`, the default; ARRAYX_LAZY_REPR=1 in the environment makes
+    True the default). Evaluated arrays always show their values, and str()
+    and print() always compute."""
+    global _lazy_repr
+    if not isinstance(lazy, bool):
+        raise TypeError(f"set_lazy_repr: lazy must be a bool, got {type(lazy).__name__}")
+    _lazy_repr = lazy
 
 
 class Array:
@@ -118,13 +136,17 @@ class Array:
             return host.astype(dtype)
         return host.copy() if copy else host
 
-    def __repr__(self):
-        host = self._host()
-        body = np.array2string(host, separator=", ", prefix="Array(")
-        device = "" if self.device.name == "cpu" else f", device={self.device}"
-        return f"Array({body}, dtype={self.dtype}{device})"
+    def _device_suffix(self):
+        return "" if self.device.name == "cpu" else f", device={self.device}"
 
-    __str__ = __repr__
+    def __str__(self):
+        body = np.array2string(self._host(), separator=", ", prefix="Array(")
+        return f"Array({body}, dtype={self.dtype}{self._device_suffix()})"
+
+    def __repr__(self):
+        if _lazy_repr and self._node.buffer is None:
+            return f"Array(<not computed>, shape={self.shape}, dtype={self.dtype}{self._device_suffix()})"
+        return self.__str__()
 
     def __format__(self, spec):
         # f"{loss:.3f}": a 0-d array formats as its Python scalar; f"{x}" is str(x) for any shape.
