@@ -101,3 +101,29 @@ def set_num_threads(n):
 def get_num_threads():
     """The number of threads the CPU executor's fused kernels run on."""
     return _cpu_threads()
+
+
+# `from arrayx import *`: the standard's names (the namespace, its constants,
+# dtypes and extensions), then arrayx's own.
+__all__ = [
+    "abs", "acos", "acosh", "add", "all", "any", "arange", "argmax", "argmin", "argsort", "asarray", "asin",
+    "asinh", "astype", "atan", "atan2", "atanh", "bitwise_and", "bitwise_invert", "bitwise_left_shift",
+    "bitwise_or", "bitwise_right_shift", "bitwise_xor", "bool", "broadcast_arrays", "broadcast_shapes",
+    "broadcast_to", "can_cast", "ceil", "clip", "complex128", "complex64", "concat", "conj", "copysign",
+    "cos", "cosh", "count_nonzero", "cumulative_prod", "cumulative_sum", "Device", "diff", "divide", "e",
+    "empty", "empty_like", "equal", "exp", "expand_dims", "expm1", "eye", "fft", "finfo", "flip", "float32",
+    "float64", "floor", "floor_divide", "from_dlpack", "full", "full_like", "greater", "greater_equal",
+    "hypot", "iinfo", "imag", "inf", "int16", "int32", "int64", "int8", "isdtype", "isfinite", "isin",
+    "isinf", "isnan", "less", "less_equal", "linalg", "linspace", "log", "log10", "log1p", "log2",
+    "logaddexp", "logical_and", "logical_not", "logical_or", "logical_xor", "matmul", "matrix_transpose",
+    "max", "maximum", "mean", "meshgrid", "min", "minimum", "moveaxis", "multiply", "nan", "negative",
+    "newaxis", "nextafter", "nonzero", "not_equal", "ones", "ones_like", "permute_dims", "pi", "positive",
+    "pow", "prod", "real", "reciprocal", "remainder", "repeat", "reshape", "result_type", "roll", "round",
+    "searchsorted", "sign", "signbit", "sin", "sinh", "sort", "sqrt", "square", "squeeze", "stack", "std",
+    "subtract", "sum", "take", "take_along_axis", "tan", "tanh", "tensordot", "tile", "tril", "triu", "trunc",
+    "uint16", "uint32", "uint64", "uint8", "unique_all", "unique_counts", "unique_inverse", "unique_values",
+    "unstack", "var", "vecdot", "where", "zeros", "zeros_like", "__array_api_version__",
+    "__array_namespace_info__", "__version__",
+    "Array", "float16", "eval", "graph", "jit", "set_default_device", "set_num_threads", "get_num_threads",
+    "set_lazy_repr", "debug", "dask",
+]

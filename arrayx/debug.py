@@ -12,6 +12,8 @@ from .counters import counters, reset  # noqa: F401  (the debugging tools users 
 from .graph.node import toposort
 from .scheduler import fuse, schedule
 
+__all__ = ["counters", "reset", "describe", "fused_groups", "free_held_memory", "unfused"]
+
 
 def fused_groups(*arrays):
     """The fused groups the next force of `arrays` would run (computes nothing)."""
