@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import dtypes as dt, executors
 from ..device import Device
+from ..graph.node import Node
 from ..scheduler.schedule import realize
 
 _new_object = object.__new__
@@ -41,6 +42,7 @@ class Array:
     """An n-dimensional array recorded in arrayx's lazy graph."""
 
     __slots__ = ("_node", "__weakref__")
+    _node: Node
     # NumPy ufuncs defer to arrayx's reflected operators instead of converting.
     __array_ufunc__ = None
 

@@ -6,16 +6,15 @@ Array class and the namespace functions both exist, so the array object and
 the function modules (which build Arrays) do not import each other.
 """
 
-from types import EllipsisType, ModuleType
-from typing import Union
+from types import ModuleType
 
 import numpy as np
 
 from .. import dtypes as dt
-from ..device import Device
 from ..scheduler.schedule import update_in_place, write_element
 from . import creation, elementwise as ew, indexing, linear_algebra, manipulation
 from .array_object import Array
+from .hints import DeviceLike, Key, Operand
 
 SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
 
@@ -63,11 +62,6 @@ def _in_place(array, fn, other):
     return array
 
 
-_Operand = Union[Array, bool, int, float, complex]
-_Index = Union[int, slice, EllipsisType, None, Array]
-_Key = Union[_Index, tuple[_Index, ...]]
-
-
 def _doc(fn, roles, call, returns=None, raises=""):
     """The docstring of an operator method calling `fn`: the first line of
     fn's docstring (the standard's wording), the roles of self and other in
@@ -99,7 +93,7 @@ def _unary(fn):
 
 def _forward(fn):
     # The exact types first: a loop body applies operators by the thousand.
-    def method(self, other: _Operand, /) -> Array:
+    def method(self, other: Operand, /) -> Array:
         if type(other) in _OPERAND_TYPES or _operand(other):
             return fn(self, other)
         return _foreign(fn, other)
@@ -108,7 +102,7 @@ def _forward(fn):
 
 
 def _reflected(fn):
-    def method(self, other: _Operand, /) -> Array:
+    def method(self, other: Operand, /) -> Array:
         if type(other) in _OPERAND_TYPES or _operand(other):
             return fn(other, self)
         return _foreign(fn, other)
@@ -117,7 +111,7 @@ def _reflected(fn):
 
 
 def _in_place_method(fn):
-    def method(self, other: _Operand, /) -> Array:
+    def method(self, other: Operand, /) -> Array:
         return _in_place(self, fn, other)
     method.__doc__ = _doc(fn, "x1 is self, x2 is other", f"self becomes `{fn.__name__}(self, other)` in place "
                           f"(arrays computed from its old value keep it)", returns="self.", raises="""
@@ -157,7 +151,7 @@ def _matrix_transpose(self) -> Array:
     return linear_algebra.matrix_transpose(self)
 
 
-def _to_device(self, device: Device | str, /, *, stream: None = None) -> Array:
+def _to_device(self, device: DeviceLike, /, *, stream: None = None) -> Array:
     """Copy the array from the device on which it currently resides to the specified device.
 
     Parameters
@@ -175,7 +169,7 @@ def _to_device(self, device: Device | str, /, *, stream: None = None) -> Array:
     return creation.to_device(self, device, stream)
 
 
-def _getitem(self, key: _Key, /) -> Array:
+def _getitem(self, key: Key, /) -> Array:
     """Returns self[key].
 
     Parameters
@@ -196,7 +190,7 @@ def _getitem(self, key: _Key, /) -> Array:
     return indexing.getitem(self, key)
 
 
-def _setitem(self, key: _Key, value: _Operand, /) -> None:
+def _setitem(self, key: Key, value: Operand, /) -> None:
     """Sets self[key] to value: self becomes a new value; arrays computed from its old value keep it.
 
     Parameters
