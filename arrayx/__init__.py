@@ -5,17 +5,19 @@ computed at a force point (`bool()`, `float()`, `repr()`, `np.asarray()`, ...)
 or by `xp.eval(*arrays)`, by the executor of the arrays' device.
 """
 
+import builtins as _builtins
 import math as _math
+import numbers as _numbers
 import sys as _sys
 
 from . import executors
-from ._cpu import CPUExecutor as _CPUExecutor
+from ._cpu import CPUExecutor as _CPUExecutor, set_threads as _set_cpu_threads, threads as _cpu_threads
 from ._dask import register_device as _register_dask_device
 from ._gpu import register_devices as _register_gpu_devices
 from .dtypes import (bool, complex64, complex128, float16, float32, float64, int8, int16, int32, int64,  # noqa: F401
                      uint8, uint16, uint32, uint64)
 from .device import CPU as _CPU, Device
-from .namespace.array_object import Array
+from .namespace.array_object import Array, set_lazy_repr
 from .namespace.creation import (arange, asarray, empty, empty_like, eye, from_dlpack, full, full_like,
                                  linspace, meshgrid, ones, ones_like, tril, triu, zeros, zeros_like)
 from .namespace.data_types import astype, can_cast, finfo, iinfo, isdtype, result_type
@@ -49,7 +51,7 @@ from .scheduler.schedule import realize as _realize
 # Executors register here, in the package that knows them all: the registry
 # imports none of them.
 executors.register(_CPU, _CPUExecutor())
-_register_gpu_devices(executors.register)
+_register_gpu_devices(executors.register, executors.record_missing)
 _register_dask_device(executors.register)
 executors.default_device_from_environment()
 # Here too, once both exist: the Array methods written with namespace functions.
@@ -91,3 +93,47 @@ def set_default_device(device):
     are created on when none is given; the environment variable
     ARRAYX_DEVICE sets it for a whole process."""
     executors.set_default_device(_check_device(device, "set_default_device"))
+
+
+def set_num_threads(n):
+    """Run the CPU executor's fused kernels on `n` threads (a positive int)
+    from the next force point on. The default is one per core this process
+    may run on; the environment variable ARRAYX_NUM_THREADS sets it for a
+    whole process. BLAS (matmul, linalg) keeps its own setting
+    (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS)."""
+    if isinstance(n, _builtins.bool) or not isinstance(n, _numbers.Integral):
+        raise TypeError(f"set_num_threads: n must be a positive int, got {type(n).__name__}")
+    if n < 1:
+        raise ValueError(f"set_num_threads: n must be a positive int, got {n}")
+    _set_cpu_threads(int(n))
+
+
+def get_num_threads():
+    """The number of threads the CPU executor's fused kernels run on."""
+    return _cpu_threads()
+
+
+# `from arrayx import *`: the standard's names (the namespace, its constants,
+# dtypes and extensions), then arrayx's own.
+__all__ = [
+    "abs", "acos", "acosh", "add", "all", "any", "arange", "argmax", "argmin", "argsort", "asarray", "asin",
+    "asinh", "astype", "atan", "atan2", "atanh", "bitwise_and", "bitwise_invert", "bitwise_left_shift",
+    "bitwise_or", "bitwise_right_shift", "bitwise_xor", "bool", "broadcast_arrays", "broadcast_shapes",
+    "broadcast_to", "can_cast", "ceil", "clip", "complex128", "complex64", "concat", "conj", "copysign",
+    "cos", "cosh", "count_nonzero", "cumulative_prod", "cumulative_sum", "Device", "diff", "divide", "e",
+    "empty", "empty_like", "equal", "exp", "expand_dims", "expm1", "eye", "fft", "finfo", "flip", "float32",
+    "float64", "floor", "floor_divide", "from_dlpack", "full", "full_like", "greater", "greater_equal",
+    "hypot", "iinfo", "imag", "inf", "int16", "int32", "int64", "int8", "isdtype", "isfinite", "isin",
+    "isinf", "isnan", "less", "less_equal", "linalg", "linspace", "log", "log10", "log1p", "log2",
+    "logaddexp", "logical_and", "logical_not", "logical_or", "logical_xor", "matmul", "matrix_transpose",
+    "max", "maximum", "mean", "meshgrid", "min", "minimum", "moveaxis", "multiply", "nan", "negative",
+    "newaxis", "nextafter", "nonzero", "not_equal", "ones", "ones_like", "permute_dims", "pi", "positive",
+    "pow", "prod", "real", "reciprocal", "remainder", "repeat", "reshape", "result_type", "roll", "round",
+    "searchsorted", "sign", "signbit", "sin", "sinh", "sort", "sqrt", "square", "squeeze", "stack", "std",
+    "subtract", "sum", "take", "take_along_axis", "tan", "tanh", "tensordot", "tile", "tril", "triu", "trunc",
+    "uint16", "uint32", "uint64", "uint8", "unique_all", "unique_counts", "unique_inverse", "unique_values",
+    "unstack", "var", "vecdot", "where", "zeros", "zeros_like", "__array_api_version__",
+    "__array_namespace_info__", "__version__",
+    "Array", "float16", "eval", "graph", "jit", "set_default_device", "set_num_threads", "get_num_threads",
+    "set_lazy_repr", "debug", "dask",
+]

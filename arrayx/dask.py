@@ -13,6 +13,8 @@ from .namespace.array_object import Array
 from .namespace.build import node_of
 from .scheduler.schedule import realize
 
+__all__ = ["from_dask", "to_dask"]
+
 
 def _executor():
     if DASK not in executors.devices():

@@ -1,6 +1,10 @@
 """The executor seam: a device whose executor lacks primitives still runs them,
 on the CPU executor with transfers, and buffers never cross executors untransferred."""
 
+import re
+import sys
+import types
+
 import numpy as np
 import pytest
 
@@ -11,6 +15,7 @@ from arrayx.executors.base import Executor, Step
 from arrayx._cpu import kernels
 from arrayx._cpu.executor import CPUExecutor
 from arrayx._cpu.fused import reused_arguments
+from arrayx._gpu import register_devices as register_gpu_devices
 from arrayx._gpu.executor import GPUExecutor
 from arrayx.graph.primitives import PRIMITIVES
 from arrayx.scheduler import schedule
@@ -149,6 +154,47 @@ def test_a_registered_device_is_reachable_by_its_name(box):
 def test_unknown_device_is_a_value_error_naming_the_function():
     with pytest.raises(ValueError, match="zeros"):
         xp.zeros(3, device=Device("nowhere"))
+
+
+class FakeDriverError(Exception):
+    """pycuda.driver.Error of a stand-in PyCUDA whose cuInit fails."""
+
+
+def fake_pycuda_without_devices():
+    def init():
+        raise FakeDriverError("cuInit failed: no CUDA-capable device is detected")
+    driver = types.ModuleType("pycuda.driver")
+    driver.Error, driver.init = FakeDriverError, init
+    package = types.ModuleType("pycuda")
+    package.driver = driver
+    return package, driver
+
+
+@pytest.mark.parametrize("pycuda, why", [
+    (None, r'PyCUDA is not installed \(pip install "arrayx\[gpu\]"\)'),
+    (fake_pycuda_without_devices(), r"PyCUDA found no CUDA device \(cuInit failed: no CUDA-capable device"),
+])
+def test_without_a_gpu_register_devices_records_why(pycuda, why, monkeypatch):
+    package, driver = pycuda if pycuda else (None, None)
+    monkeypatch.setitem(sys.modules, "pycuda", package)   # None: import pycuda fails
+    if driver is None:
+        monkeypatch.delitem(sys.modules, "pycuda.driver", raising=False)
+    else:
+        monkeypatch.setitem(sys.modules, "pycuda.driver", driver)
+    monkeypatch.delenv("ARRAYX_GPU_EMULATION", raising=False)
+    registered, missing = [], {}
+    register_gpu_devices(lambda *device: registered.append(device), missing.__setitem__)
+    assert registered == [] and list(missing) == ["cuda"]
+    assert re.match(why + ".*; ARRAYX_GPU_EMULATION=1 gives an emulated cuda:0", missing["cuda"])
+
+
+def test_naming_a_missing_cuda_device_says_why_it_is_missing(monkeypatch):
+    # cuda:7 is missing even where the suite runs on the emulated cuda:0
+    monkeypatch.setitem(executors._MISSING, "cuda", "PyCUDA is not installed")
+    with pytest.raises(ValueError, match=r"^asarray: no device 'cuda:7' here: PyCUDA is not installed$"):
+        xp.asarray(1.0, device="cuda:7")
+    with pytest.raises(ValueError, match=r"^to_device: no device 'cuda:7' here: PyCUDA is not installed$"):
+        xp.asarray(1.0).to_device(Device("cuda:7"))
 
 
 def test_devices_are_interned():

@@ -2,6 +2,9 @@
 deep graphs evaluate, realized nodes drop their inputs, mutation does not leak."""
 
 import gc
+import os
+import subprocess
+import sys
 import weakref
 
 import numpy as np
@@ -282,3 +285,35 @@ def test_a_result_larger_than_memory_fails_at_once_naming_its_primitive():
         x[0] = 1.0
         x[1] = 2.0
     assert x.shape == (10**12,)
+
+
+@pytest.fixture
+def lazy_repr():
+    xp.set_lazy_repr(True)
+    yield
+    xp.set_lazy_repr(False)
+
+
+def test_lazy_repr_describes_an_unevaluated_array_without_computing_it(lazy_repr):
+    y = xp.exp(xp.asarray([1.0, 2.0, 3.0])) * 2.0
+    assert repr(y) == "Array(<not computed>, shape=(3,), dtype=float64)"
+    assert debug.counters["realizations"] == 0 and debug.counters["steps_run"] == 0
+    # str() and print() still compute; afterwards repr shows the values
+    values = np.array2string(np.exp([1.0, 2.0, 3.0]) * 2.0, separator=", ", prefix="Array(")
+    assert str(y) == f"Array({values}, dtype=float64)"
+    assert repr(y) == str(y) and debug.counters["realizations"] == 1
+
+
+def test_lazy_repr_is_off_by_default_and_arrayx_lazy_repr_1_turns_it_on():
+    code = "import arrayx as xp; print(repr(xp.ones(2) * 2.0))"
+    env = {k: v for k, v in os.environ.items() if k != "ARRAYX_LAZY_REPR"}
+    off = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    on = subprocess.run([sys.executable, "-c", code], env=dict(env, ARRAYX_LAZY_REPR="1"), capture_output=True,
+                        text=True, timeout=120)
+    assert off.stdout.strip() == "Array([2., 2.], dtype=float64)", off.stderr
+    assert on.stdout.strip() == "Array(<not computed>, shape=(2,), dtype=float64)", on.stderr
+
+
+def test_set_lazy_repr_takes_a_bool():
+    with pytest.raises(TypeError, match="^set_lazy_repr: lazy must be a bool, got int$"):
+        xp.set_lazy_repr(1)

@@ -64,10 +64,37 @@ HEAD_START_BLOCKS = 0.375
 # operand's NaN than in the vector loop: a block boundary inside a vector
 # would change the NaN an element gets from what a whole-array call gives.
 GRAIN = 64
-THREADS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _threads_from_environment():
+    """The thread count ARRAYX_NUM_THREADS asks for, or one per core this process may run on."""
+    value = os.environ.get("ARRAYX_NUM_THREADS")
+    if value is None:
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if not value.strip().isdigit() or int(value) < 1:
+        raise ValueError(f"ARRAYX_NUM_THREADS={value!r}: expected a positive integer (the number of threads "
+                         f"a fused group runs on)")
+    return int(value)
+
+
+THREADS = _threads_from_environment()
 
 _pool = None
 _pool_lock = threading.Lock()
+
+
+def threads():
+    """The number of threads fused groups run on."""
+    return THREADS
+
+
+def set_threads(n):
+    """Run fused groups on `n` threads (a positive int) from the next force point on."""
+    global THREADS, _pool
+    with _pool_lock:
+        THREADS = n
+        # A force point still running holds the old pool; its workers exit once it lets go.
+        _pool = None
 
 
 def _workers():

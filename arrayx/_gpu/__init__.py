@@ -16,16 +16,20 @@ from ..device import Device
 
 
 def cuda_devices():
-    """The number of usable CUDA devices (0 without PyCUDA or a driver)."""
+    """(the number of usable CUDA devices, why there is none): (0, a reason)
+    without PyCUDA, a driver or a device, (n, None) otherwise."""
     try:
         import pycuda.driver as cuda
-    except ImportError:   # no PyCUDA, or no libcuda.so (no driver)
-        return 0
+    except ModuleNotFoundError:
+        return 0, 'PyCUDA is not installed (pip install "arrayx[gpu]")'
+    except ImportError as e:   # PyCUDA's extension could not load libcuda.so: no driver
+        return 0, f"PyCUDA cannot load the CUDA driver ({e})"
     try:
         cuda.init()
-        return cuda.Device.count()
-    except cuda.Error:    # a driver without devices, or a stub library
-        return 0
+        count = cuda.Device.count()
+    except cuda.Error as e:    # a driver without devices, or a stub library
+        return 0, f"PyCUDA found no CUDA device ({e})"
+    return count, None if count else "PyCUDA found no CUDA device (the driver reports none)"
 
 
 @functools.cache
@@ -37,13 +41,17 @@ def emulated_device():
     return Device("cuda:0"), GPUExecutor(EmulatedRuntime(), 0)
 
 
-def register_devices(register):
+def register_devices(register, record_missing):
     """Call `register(device, executor)` for each CUDA device, or for the
-    emulated one when ARRAYX_GPU_EMULATION=1 and there is none."""
-    count = cuda_devices()
+    emulated one when ARRAYX_GPU_EMULATION=1 and there is none; without
+    either, `record_missing("cuda", why)`, for the error that names a CUDA
+    device."""
+    count, why = cuda_devices()
     if not count:
         if os.environ.get("ARRAYX_GPU_EMULATION") == "1":
             register(*emulated_device())
+        else:
+            record_missing("cuda", f"{why}; ARRAYX_GPU_EMULATION=1 gives an emulated cuda:0 (for tests, on the host)")
         return
     from .cuda_runtime import CudaRuntime
     from .executor import GPUExecutor

@@ -14,7 +14,7 @@ from graph nodes, so they evaluate lazily and can be differentiated again.
 
 import numbers
 
-from .. import dtypes as dt
+from .. import dtypes as dt, pytree
 from ..graph.node import retain_history, tracing
 from ..namespace.array_object import Array
 from ..namespace.build import P, make, wrap
@@ -26,10 +26,30 @@ __all__ = ["grad", "value_and_grad", "vjp", "gradients", "stop_gradient", "retai
 
 def _check_differentiable(x, name, label):
     if not isinstance(x, Array):
-        raise TypeError(f"{name}: {label} must be an arrayx array, got {type(x).__name__}")
+        raise TypeError(f"{name}: {label} is a {type(x).__name__}; expected an arrayx array of a real "
+                        f"floating dtype")
     if x.dtype not in dt.CATEGORIES["real floating"]:
         raise TypeError(f"{name}: {label} has dtype {x.dtype}; differentiation needs a real floating dtype "
                         f"(float16, float32 or float64)")
+
+
+def _differentiable_leaves(tree, name, label):
+    """The leaves of the pytree `tree` and its TreeDef; every leaf must be a
+    real floating array (an error names the leaf by its path under `label`)."""
+    leaves, treedef = pytree.flatten(tree)
+    for leaf, path in zip(leaves, treedef.paths):
+        _check_differentiable(leaf, name, label + path)
+    return leaves, treedef
+
+
+def _array_leaves(tree, name, label):
+    """The leaves of the pytree `tree` f returned and its TreeDef; every leaf must be an array."""
+    leaves, treedef = pytree.flatten(tree)
+    for leaf, path in zip(leaves, treedef.paths):
+        if not isinstance(leaf, Array):
+            raise TypeError(f"{name}: f must return an arrayx array or a pytree of them; {label}{path} "
+                            f"is a {type(leaf).__name__}")
+    return leaves, treedef
 
 
 def identity(x):
@@ -45,7 +65,7 @@ def identity(x):
 
 
 def _realize_arguments(args):
-    """Evaluate the array arguments before the retained scope (one force point).
+    """Evaluate the arrays in the arguments (pytrees) before the retained scope (one force point).
 
     f is differentiated with respect to its arguments' values, not their
     history. Computed outside retain_history, a lazy argument (w after
@@ -56,7 +76,7 @@ def _realize_arguments(args):
     """
     if tracing():   # a traced function's arguments are placeholders, with no value yet
         return
-    lazy = [a._node for a in args if isinstance(a, Array) and a._node.buffer is None]
+    lazy = [a._node for a in pytree.flatten(list(args))[0] if isinstance(a, Array) and a._node.buffer is None]
     if lazy:
         realize(lazy)
 
@@ -69,42 +89,101 @@ def _argnums(argnums, n_args, name):
     return tuple(i % n_args for i in nums)
 
 
-def vjp(f, *primals):
-    """(f(*primals), vjp_fn): vjp_fn(cotangent) returns one cotangent per primal.
+def _separate(leaves):
+    """An identity node over each leaf: (the new arrays, the nodes to differentiate by)."""
+    xs = [identity(leaf) for leaf in leaves]
+    return xs, [x._node for x in xs]
 
-    The forward value is computed at once (it is realized, keeping its history).
+
+def _gradient_trees(found, targets, treedefs):
+    """The gradients `backward` found, zeros where none, as one tree per TreeDef."""
+    grads = iter([g if g is not None else zeros_for(t) for g, t in zip(found, targets)])
+    return tuple(treedef.unflatten([next(grads) for _ in range(treedef.num_leaves)]) for treedef in treedefs)
+
+
+def vjp(f, *primals):
+    """Evaluates f at `primals` and returns its vector-Jacobian product function.
+
+    Parameters
+    ----------
+    f : callable
+        Takes len(primals) arguments and returns an array or a pytree
+        (tuple, list, dict) of arrays.
+    *primals : Array or pytree of Array
+        The point to differentiate at: real floating arrays, or tuples, lists
+        and dicts of them.
+
+    Returns
+    -------
+    out : tuple
+        (f(*primals), vjp_fn). `vjp_fn(cotangent)` takes a cotangent of the
+        structure and shapes of f's result (a Python number as a leaf means
+        that value everywhere) and returns a tuple of one gradient per primal,
+        each with its primal's structure. The forward value is computed at
+        once (realized, keeping its history); vjp_fn can be called many times.
+
+    Raises
+    ------
+    TypeError
+        A primal leaf that is not a real floating array, or a result leaf
+        that is not an array.
     """
-    for i, p in enumerate(primals):
-        _check_differentiable(p, "vjp", f"primals[{i}]")
+    flat = [_differentiable_leaves(p, "vjp", f"primals[{i}]") for i, p in enumerate(primals)]
     _realize_arguments(primals)
     with retain_history():
-        xs = [identity(p) for p in primals]
-        # The nodes to differentiate by, taken now: f may rebind its arguments (a[k] = v).
-        targets = [x._node for x in xs]
-        y = f(*xs)
-        if not isinstance(y, Array):
-            raise TypeError(f"vjp: f must return an arrayx array, got {type(y).__name__}")
+        xs, targets = _separate([leaf for leaves, _ in flat for leaf in leaves])
+        # The nodes to differentiate by are taken now: f may rebind its arguments (a[k] = v).
+        arguments = iter(xs)
+        y = f(*[treedef.unflatten([next(arguments) for _ in leaves]) for leaves, treedef in flat])
+        outs, out_def = _array_leaves(y, "vjp", "output")
         if not tracing():
-            realize([y._node])
+            realize([o._node for o in outs])
 
     def vjp_fn(cotangent):
-        if isinstance(cotangent, Array):
-            ct = cotangent
-        else:
-            ct = ones_for(y._node) * cotangent
-        if ct.shape != y.shape:
-            raise ValueError(f"vjp: cotangent shape {ct.shape} differs from the output's {y.shape}")
+        cts, ct_def = pytree.flatten(cotangent)
+        if ct_def != out_def:
+            raise ValueError(f"vjp: the cotangent's structure {ct_def} differs from the output's {out_def}")
+        seeds = []
+        for ct, o, path in zip(cts, outs, out_def.paths):
+            if not isinstance(ct, Array):
+                if type(ct) not in (int, float):
+                    raise TypeError(f"vjp: cotangent{path} is a {type(ct).__name__}; expected an arrayx "
+                                    f"array or a Python number")
+                ct = ones_for(o._node) * ct
+            if ct.shape != o.shape:
+                raise ValueError(f"vjp: cotangent{path} shape {ct.shape} differs from the output's {o.shape}")
+            seeds.append(ct)
         with retain_history():
-            found = backward(y._node, targets, ct)
-        return tuple(g if g is not None else zeros_for(t) for g, t in zip(found, targets))
+            found = backward([o._node for o in outs], targets, seeds)
+        return _gradient_trees(found, targets, [treedef for _, treedef in flat])
     return y, vjp_fn
 
 
 def value_and_grad(f, argnums=0):
-    """A function returning (f(*args), gradient of f with respect to args[argnums]).
+    """Returns a function computing f and its gradient with respect to positional argument(s) `argnums`.
 
-    f must return a 0-d real floating array. With a tuple `argnums` the gradient
-    is a tuple. The value is computed at once; the gradients stay lazy.
+    Parameters
+    ----------
+    f : callable
+        Returns a 0-d real floating array (a scalar loss).
+    argnums : int or tuple of ints
+        The positional arguments to differentiate by. Each may be a real
+        floating array or a pytree (tuple, list, dict) of them.
+
+    Returns
+    -------
+    out : callable
+        Called with f's arguments, returns (f(*args), gradient): the gradient
+        has the structure of args[argnums] (a tuple of those for a tuple
+        `argnums`). The value is computed at once; the gradients stay lazy.
+
+    Raises
+    ------
+    TypeError
+        A differentiated leaf that is not a real floating array, or f not
+        returning a 0-d real floating array.
+    ValueError
+        `argnums` out of range.
     """
     return _value_and_grad(f, argnums, compute_value=True)
 
@@ -112,34 +191,57 @@ def value_and_grad(f, argnums=0):
 def _value_and_grad(f, argnums, compute_value):
     def value_and_grad_f(*args, **kwargs):
         nums = _argnums(argnums, len(args), "grad")
-        for i in nums:
-            _check_differentiable(args[i], "grad", f"argument {i}")
+        flat = [_differentiable_leaves(args[i], "grad", f"argument {i}") for i in nums]
         _realize_arguments(args)
         with retain_history():
             xs = list(args)
-            for i in nums:
-                xs[i] = identity(args[i])
-            # The nodes to differentiate by, taken now: f may rebind its arguments (a[k] = v).
-            targets = [xs[i]._node for i in nums]
+            targets = []
+            for i, (leaves, treedef) in zip(nums, flat):
+                separate, nodes = _separate(leaves)
+                xs[i] = treedef.unflatten(separate)
+                # The nodes to differentiate by, taken now: f may rebind its arguments (a[k] = v).
+                targets += nodes
             y = f(*xs, **kwargs)
             if not isinstance(y, Array) or y.shape != ():
                 shape = y.shape if isinstance(y, Array) else type(y).__name__
                 raise TypeError(f"grad: f must return a 0-d array (a scalar loss), got {shape}")
             if y.dtype not in dt.CATEGORIES["real floating"]:
                 raise TypeError(f"grad: f returned dtype {y.dtype}; expected a real floating dtype")
-            found = backward(y._node, targets, ones_for(y._node))
+            found = backward([y._node], targets, [ones_for(y._node)])
             if compute_value and not tracing():
                 # After the sweep: the gradients' graph now holds the forward's
                 # expensive intermediates (matmuls...), so this force keeps them
                 # for the gradients' force instead of leaving them to be computed again.
                 realize([y._node])
-        grads = tuple(g if g is not None else zeros_for(t) for g, t in zip(found, targets))
+        grads = _gradient_trees(found, targets, [treedef for _, treedef in flat])
         return y, (grads[0] if isinstance(argnums, numbers.Integral) else grads)
     return value_and_grad_f
 
 
 def grad(f, argnums=0):
-    """A function returning the gradient of scalar-valued f with respect to args[argnums].
+    """Returns a function computing the gradient of scalar-valued f with respect to argument(s) `argnums`.
+
+    Parameters
+    ----------
+    f : callable
+        Returns a 0-d real floating array (a scalar loss).
+    argnums : int or tuple of ints
+        The positional arguments to differentiate by. Each may be a real
+        floating array or a pytree (tuple, list, dict) of them.
+
+    Returns
+    -------
+    out : callable
+        Called with f's arguments, returns the gradient with the structure of
+        args[argnums] (a tuple of those for a tuple `argnums`).
+
+    Raises
+    ------
+    TypeError
+        A differentiated leaf that is not a real floating array, or f not
+        returning a 0-d real floating array.
+    ValueError
+        `argnums` out of range.
 
     Nothing is computed at the call: the forward pass runs with the gradients,
     at their force point (in a training loop, where the next step evaluates
@@ -172,7 +274,7 @@ def gradients(output, wrt, cotangent=None):
     if cotangent.shape != output.shape:
         raise ValueError(f"gradients: cotangent shape {cotangent.shape} differs from output's {output.shape}")
     with retain_history():
-        found = backward(output._node, [w._node for w in wrt], cotangent)
+        found = backward([output._node], [w._node for w in wrt], [cotangent])
     return [g if g is not None else zeros_for(w._node) for g, w in zip(found, wrt)]
 
 

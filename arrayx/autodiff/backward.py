@@ -15,8 +15,8 @@ from ..namespace.build import broadcast_node, scalar_node, wrap
 from . import indexing_rules, linalg_rules, registry, rules  # noqa: F401
 
 
-def history_order(output):
-    """Nodes below `output` through their recorded history, inputs first.
+def history_order(outputs):
+    """Nodes below `outputs` (a list) through their recorded history, inputs first.
 
     Unlike the scheduler's traversal this descends into realized nodes that
     kept their history (see graph.node.retain_history). Iterative. Nodes hash
@@ -24,7 +24,7 @@ def history_order(output):
     """
     order = []
     seen = set()
-    stack = [(output, False)]
+    stack = [(output, False) for output in reversed(outputs)]
     while stack:
         node, expanded = stack.pop()
         if expanded:
@@ -47,8 +47,9 @@ def differentiable(dtype):
 _NO_COTANGENT = dt.CATEGORIES["integer or bool"]
 
 
-def backward(output, targets, cotangent):
-    """Cotangents of `targets` (nodes) for `cotangent` flowing into `output` (a node).
+def backward(outputs, targets, cotangents):
+    """Cotangents of `targets` (nodes) for `cotangents` flowing into `outputs`
+    (nodes, one cotangent each; an output listed twice gets their sum).
 
     Returns one Array or None (no path) per target. Cotangents flow only into
     nodes that depend on a target, and a rule is told which of its inputs
@@ -57,7 +58,7 @@ def backward(output, targets, cotangent):
     non-differentiable raises TypeError, as does a complex intermediate:
     neither silently drops the gradient.
     """
-    order = history_order(output)
+    order = history_order(outputs)
     wanted = set(targets)
     relevant = set(wanted)
     for node in order:
@@ -66,7 +67,11 @@ def backward(output, targets, cotangent):
                 relevant.add(node)
                 break
     found = {}
-    pending = {output: cotangent} if output in relevant else {}
+    pending = {}
+    for output, cotangent in zip(outputs, cotangents):
+        if output in relevant:
+            previous = pending.get(output)
+            pending[output] = cotangent if previous is None else previous + cotangent
     for node in reversed(order):
         g = pending.pop(node, None)
         if g is None:

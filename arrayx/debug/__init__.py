@@ -19,6 +19,9 @@ from .graph_view import FORMATS, describe, dot, svg  # noqa: F401  (xp.graph's v
 from .log import level_from_environment, set_log_level
 from .profile import Profile, profile  # noqa: F401
 
+__all__ = ["counters", "reset", "profile", "Profile", "set_log_level", "explain", "fused_groups", "describe", "dot",
+           "svg", "free_held_memory", "unfused"]
+
 
 def fused_groups(*arrays):
     """The fused groups the next force of `arrays` would run (computes nothing)."""

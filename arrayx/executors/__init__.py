@@ -14,6 +14,17 @@ from ..device import CPU
 _EXECUTORS = {}
 _HOST = CPU
 _default = CPU
+_MISSING = {}   # kind of device ("cuda") -> why this process has none
+
+
+def record_missing(kind, why):
+    """Remember why no device of `kind` (the part of its name before ':') is registered."""
+    _MISSING[kind] = why
+
+
+def missing_reason(name):
+    """Why there is no device called `name` (e.g. "cuda:0"), or None when nothing is known."""
+    return _MISSING.get(name.partition(":")[0])
 
 
 def register(device, executor):
@@ -71,5 +82,7 @@ def default_device_from_environment():
         return
     named = {d.name: d for d in _EXECUTORS}
     if name not in named:
-        raise RuntimeError(f"ARRAYX_DEVICE={name!r} is not a device here; devices: {sorted(named)}")
+        why = missing_reason(name)
+        raise RuntimeError(f"ARRAYX_DEVICE={name!r} is not a device here{': ' + why if why else ''}; "
+                           f"devices: {sorted(named)}")
     _default = named[name]

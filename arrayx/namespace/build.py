@@ -202,6 +202,10 @@ def check_device(device, name):
         device = next((d for d in available if d.name == device), device)
     if isinstance(device, Device) and device in available:
         return device
+    label = device.name if isinstance(device, Device) else str(device)
+    why = executors.missing_reason(label)
+    if why is not None:
+        raise ValueError(f"{name}: no device {label!r} here: {why}")
     raise ValueError(f"{name}: unknown device {device!r}; expected one of {list(available)} or its name")
 
 

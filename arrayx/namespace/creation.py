@@ -8,6 +8,7 @@ whatever the buffer holds at evaluation time.
 """
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from ..scheduler.schedule import realize
 from .array_object import Array
 from .build import (P, astype_node, broadcast_node, buffer_node, check_device, check_size, full_node,
                     integer_argument, is_scalar, leaf, make, node_of, normalize_shape, reshape_node, scalar_node, wrap)
+from .hints import DType, DeviceLike, Scalar, Shape
 
 
 def check_dtype_arg(dtype, name, allow_none=True):
@@ -49,7 +51,8 @@ def _native(host, name, copy=None):
     return host
 
 
-def asarray(obj, /, *, dtype=None, device=None, copy=None):
+def asarray(obj: Any, /, *, dtype: DType | None = None, device: DeviceLike | None = None,
+            copy: bool | None = None) -> Array:
     """Convert the input to an array.
 
     `copy=None` reuses an arrayx array as it is and copies host data;
@@ -118,7 +121,7 @@ def _full(shape, value, dtype, device, name):
     return wrap(full_node(shape, value, dtype, device))
 
 
-def full(shape, fill_value, *, dtype=None, device=None):
+def full(shape: Shape, fill_value: Scalar, *, dtype: DType | None = None, device: DeviceLike | None = None) -> Array:
     """Returns a new array having a specified shape and filled with fill_value."""
     shape = normalize_shape(shape, "full")
     dtype = check_dtype_arg(dtype, "full") or _fill_dtype(fill_value, "full")
@@ -126,21 +129,21 @@ def full(shape, fill_value, *, dtype=None, device=None):
     return _full(shape, fill_value, dtype, check_device(device, "full"), "full")
 
 
-def zeros(shape, *, dtype=None, device=None):
+def zeros(shape: Shape, *, dtype: DType | None = None, device: DeviceLike | None = None) -> Array:
     """Returns a new array having a specified shape and filled with zeros."""
     shape = normalize_shape(shape, "zeros")
     dtype = check_dtype_arg(dtype, "zeros") or dt.DEFAULT_FLOAT
     return _full(shape, 0, dtype, check_device(device, "zeros"), "zeros")
 
 
-def ones(shape, *, dtype=None, device=None):
+def ones(shape: Shape, *, dtype: DType | None = None, device: DeviceLike | None = None) -> Array:
     """Returns a new array having a specified shape and filled with ones."""
     shape = normalize_shape(shape, "ones")
     dtype = check_dtype_arg(dtype, "ones") or dt.DEFAULT_FLOAT
     return _full(shape, 1, dtype, check_device(device, "ones"), "ones")
 
 
-def empty(shape, *, dtype=None, device=None):
+def empty(shape: Shape, *, dtype: DType | None = None, device: DeviceLike | None = None) -> Array:
     """Returns an uninitialized array having a specified shape (arrayx fills it with zeros)."""
     shape = normalize_shape(shape, "empty")
     dtype = check_dtype_arg(dtype, "empty") or dt.DEFAULT_FLOAT
@@ -154,24 +157,24 @@ def _like(x, dtype, device, name):
     return node.shape, dtype, device
 
 
-def full_like(x, /, fill_value, *, dtype=None, device=None):
+def full_like(x: Array, /, fill_value: Scalar, *, dtype: DType | None = None, device: DeviceLike | None = None) -> Array:
     """Returns a new array filled with fill_value and having the same shape as x."""
     _fill_dtype(fill_value, "full_like")
     shape, dtype, device = _like(x, dtype, device, "full_like")
     return _full(shape, fill_value, dtype, device, "full_like")
 
 
-def zeros_like(x, /, *, dtype=None, device=None):
+def zeros_like(x: Array, /, *, dtype: DType | None = None, device: DeviceLike | None = None) -> Array:
     """Returns a new array filled with zeros and having the same shape as x."""
     return _full(*_with_value(_like(x, dtype, device, "zeros_like"), 0), "zeros_like")
 
 
-def ones_like(x, /, *, dtype=None, device=None):
+def ones_like(x: Array, /, *, dtype: DType | None = None, device: DeviceLike | None = None) -> Array:
     """Returns a new array filled with ones and having the same shape as x."""
     return _full(*_with_value(_like(x, dtype, device, "ones_like"), 1), "ones_like")
 
 
-def empty_like(x, /, *, dtype=None, device=None):
+def empty_like(x: Array, /, *, dtype: DType | None = None, device: DeviceLike | None = None) -> Array:
     """Returns an uninitialized array with the same shape as x (arrayx fills it with zeros)."""
     return _full(*_with_value(_like(x, dtype, device, "empty_like"), 0), "empty_like")
 
@@ -195,7 +198,8 @@ def _affine(node, scale, offset, name):
     return node
 
 
-def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
+def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
+           dtype: DType | None = None, device: DeviceLike | None = None) -> Array:
     """Returns evenly spaced values within the half-open interval [start, stop)."""
     for argname, v in (("start", start), ("stop", stop), ("step", step)):
         if v is not None and type(v) not in (int, float):
@@ -225,7 +229,8 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
     return wrap(astype_node(_affine(index, step, start, "arange"), dtype))
 
 
-def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
+def linspace(start: int | float | complex, stop: int | float | complex, /, num: int, *, dtype: DType | None = None,
+             device: DeviceLike | None = None, endpoint: bool = True) -> Array:
     """Returns num evenly spaced numbers over the interval [start, stop] (or [start, stop))."""
     for argname, v in (("start", start), ("stop", stop)):
         if not is_scalar(v) or type(v) is bool:
@@ -253,7 +258,7 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
     return wrap(astype_node(node, dtype))
 
 
-def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
+def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: DType | None = None, device: DeviceLike | None = None) -> Array:
     """Returns a two-dimensional array with ones on the k-th diagonal and zeros elsewhere."""
     n_rows = integer_argument(n_rows, "eye", "n_rows")
     n_cols = n_rows if n_cols is None else integer_argument(n_cols, "eye", "n_cols")
@@ -285,17 +290,17 @@ def _triangle(x, k, compare, name):
     return wrap(make(P["where"], (mask, node, zero)))
 
 
-def tril(x, /, *, k=0):
+def tril(x: Array, /, *, k: int = 0) -> Array:
     """Returns the lower triangular part of a matrix (or a stack of matrices) x."""
     return _triangle(x, k, "less_equal", "tril")
 
 
-def triu(x, /, *, k=0):
+def triu(x: Array, /, *, k: int = 0) -> Array:
     """Returns the upper triangular part of a matrix (or a stack of matrices) x."""
     return _triangle(x, k, "greater_equal", "triu")
 
 
-def meshgrid(*arrays, indexing="xy"):
+def meshgrid(*arrays: Array, indexing: str = "xy") -> tuple[Array, ...]:
     """Returns coordinate matrices from coordinate vectors."""
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
@@ -322,7 +327,7 @@ def meshgrid(*arrays, indexing="xy"):
     return tuple(out)
 
 
-def from_dlpack(x, /, *, device=None, copy=None):
+def from_dlpack(x: Any, /, *, device: DeviceLike | None = None, copy: bool | None = None) -> Array:
     """Returns a new array containing the data of a DLPack-exporting object x.
 
     The array is on x's device unless `device` says otherwise (a transfer,

@@ -9,9 +9,10 @@ from .. import dtypes as dt
 from .array_object import Array
 from .build import astype_node, check_device, is_scalar, node_of, wrap
 from .creation import check_dtype_arg, to_device
+from .hints import DType, DeviceLike, Scalar
 
 
-def astype(x, dtype, /, *, copy=True, device=None):
+def astype(x: Array, dtype: DType, /, *, copy: bool = True, device: DeviceLike | None = None) -> Array:
     """Copies an array to a specified data type irrespective of type promotion rules.
 
     Casting a complex array to a real dtype is a TypeError (the standard does
@@ -35,7 +36,7 @@ def _dtype_arg(value, name, argname):
     return check_dtype_arg(value, f"{name}: {argname}", allow_none=False)
 
 
-def can_cast(from_, to, /):
+def can_cast(from_: DType | Array, to: DType, /) -> bool:
     """Determines if one data type can be cast to another by type promotion."""
     d_from = _dtype_arg(from_, "can_cast", "from_")
     d_to = _dtype_arg(to, "can_cast", "to")
@@ -62,7 +63,7 @@ class iinfo_object:
     dtype: dt.DType
 
 
-def finfo(type, /):
+def finfo(type: DType | Array, /) -> finfo_object:
     """Machine limits for floating-point data types (complex: those of its real component)."""
     d = _dtype_arg(type, "finfo", "type")
     if d not in dt.CATEGORIES["floating"]:
@@ -73,7 +74,7 @@ def finfo(type, /):
                         float(info.smallest_normal), real)
 
 
-def iinfo(type, /):
+def iinfo(type: DType | Array, /) -> iinfo_object:
     """Machine limits for integer data types."""
     d = _dtype_arg(type, "iinfo", "type")
     if d not in dt.INTEGER:
@@ -82,7 +83,7 @@ def iinfo(type, /):
     return iinfo_object(int(info.bits), int(info.max), int(info.min), d)
 
 
-def isdtype(dtype, kind):
+def isdtype(dtype: DType, kind: DType | str | tuple[DType | str, ...]) -> bool:
     """Returns whether dtype is of the kind: a dtype, a category name, or a tuple of these."""
     return is_kind(check_dtype_arg(dtype, "isdtype", allow_none=False), kind, "isdtype")
 
@@ -112,7 +113,7 @@ def promote_all(dtypes):
     return functools.reduce(lambda a, b: dt.PROMOTION[a, b], floating or dtypes)
 
 
-def result_type(*arrays_and_dtypes):
+def result_type(*arrays_and_dtypes: Array | DType | Scalar) -> DType:
     """Returns the dtype that results from applying type promotion to the arguments.
 
     Python scalars take part by the standard's scalar rules; at least one

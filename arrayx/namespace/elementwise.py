@@ -13,6 +13,7 @@ from ..dtypes import PYTHON_SCALARS
 from ..graph.apply import apply
 from .array_object import Array
 from .build import P, astype_node, broadcast_shapes, make, scalar_node, wrap
+from .hints import Operand
 
 
 def _type_error(name, argname, x):
@@ -80,37 +81,58 @@ def _unary_node(prim, name, x):
     return apply(prim, (x._node,), (), name)
 
 
+def _documented(fn, name, doc, prim, operands):
+    """`fn` named `name`, with the standard's summary `doc` and its
+    Parameters/Returns/Raises sections (`operands`: its parameter names)."""
+    category = "any" if prim.category in (None, "any") else f"a {prim.category}"
+    kind = "an arrayx array" if len(operands) == 1 else "an arrayx array or a Python scalar (not both)"
+    parameters = "".join(f"""
+    {x} : Array{'' if len(operands) == 1 else ' | bool | int | float | complex'}
+        Input array; should have {category} data type.""" for x in operands)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"""{doc}
+
+    Parameters
+    ----------{parameters}
+
+    Returns
+    -------
+    out : Array
+        The element-wise results.
+
+    Raises
+    ------
+    TypeError
+        An operand that is not {kind}, or whose dtype is outside the category.
+    """
+    return fn
+
+
 def _unary(name, doc):
     prim = P[name]
 
-    def fn(x, /):
+    def fn(x: Array, /) -> Array:
         return wrap(_unary_node(prim, name, x))
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = doc
-    return fn
+    return _documented(fn, name, doc, prim, ["x"])
 
 
 def _binary(name, doc):
     prim = P[name]
 
-    def fn(x1, x2, /):
+    def fn(x1: Operand, x2: Operand, /) -> Array:
         return _binary_apply(prim, name, x1, x2)
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = doc
-    return fn
+    return _documented(fn, name, doc, prim, ["x1", "x2"])
 
 
 def _integer_identity(name, doc):
     """Rounding functions: an integer input is already integer-valued."""
     prim = P[name]
 
-    def fn(x, /):
+    def fn(x: Array, /) -> Array:
         if isinstance(x, Array) and x.dtype in dt.CATEGORIES["integer or bool"] and x.dtype != dt.bool:
             return Array._new(x._node)
         return wrap(_unary_node(prim, name, x))
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = doc
-    return fn
+    return _documented(fn, name, doc, prim, ["x"])
 
 
 abs = _unary("abs", "Calculates the absolute value for each element x_i of the input array x.")
@@ -181,7 +203,7 @@ subtract = _binary("subtract", "Calculates the difference x1_i - x2_i.")
 _DIVIDE = P["divide"]
 
 
-def divide(x1, x2, /):
+def divide(x1: Operand, x2: Operand, /) -> Array:
     """Calculates the division of x1_i by x2_i.
 
     Integer operands are divided as the default floating-point dtype.
@@ -194,7 +216,7 @@ def divide(x1, x2, /):
     return wrap(make(_DIVIDE, (n1, n2)))
 
 
-def positive(x, /):
+def positive(x: Array, /) -> Array:
     """Computes the numerical positive of each element x_i of x (a new array with the same values)."""
     if not isinstance(x, Array):
         raise TypeError(f"positive: x must be an arrayx array, got {type(x).__name__}")
@@ -203,7 +225,7 @@ def positive(x, /):
     return Array._new(x._node)
 
 
-def reciprocal(x, /):
+def reciprocal(x: Array, /) -> Array:
     """Returns the reciprocal 1 / x_i for each element x_i of x."""
     if not isinstance(x, Array):
         raise TypeError(f"reciprocal: x must be an arrayx array, got {type(x).__name__}")
@@ -230,7 +252,7 @@ def _clip_bound(x, bound, argname):
     return scalar_node(bound, node.dtype, node.device, "clip")
 
 
-def clip(x, /, min=None, max=None):
+def clip(x: Array, /, min: int | float | Array | None = None, max: int | float | Array | None = None) -> Array:
     """Clamps each element x_i of x to the range [min, max] (NaN if any of them is NaN).
 
     The result has the broadcast shape of x, min and max.
@@ -249,7 +271,7 @@ def clip(x, /, min=None, max=None):
     return wrap(node) if node is not x._node else Array._new(node)
 
 
-def where(condition, x1, x2, /):
+def where(condition: Array, x1: Operand, x2: Operand, /) -> Array:
     """Returns elements chosen from x1 or x2 depending on condition."""
     if not isinstance(condition, Array):
         raise TypeError(f"where: condition must be an arrayx array, got {type(condition).__name__}")

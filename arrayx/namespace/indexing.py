@@ -520,7 +520,7 @@ def _take_operands(x, indices, name):
     return node, inode
 
 
-def take(x, indices, /, *, axis=None):
+def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
     """Returns elements of an array along an axis.
 
     indices must be a one-dimensional integer array; negative indices count
@@ -540,7 +540,7 @@ def take(x, indices, /, *, axis=None):
     return wrap(make(P["take"], (node, inode), (axis,)))
 
 
-def take_along_axis(x, indices, /, *, axis=-1):
+def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
     """Returns elements from an array at the one-dimensional indices specified
     by indices along a provided axis.
 

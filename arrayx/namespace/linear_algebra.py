@@ -7,14 +7,16 @@ floating dtypes) instead of a broadcast product followed by a sum.
 
 import math
 import operator
+from collections.abc import Sequence
 
 from .. import dtypes as dt
 from .build import (P, astype_node, broadcast_shapes, check_dtype, integer_argument, make, node_of, normalize_axis,
                     reshape_node,
                     same_device, wrap)
+from .hints import Array
 
 
-def matmul(x1, x2, /):
+def matmul(x1: Array, x2: Array, /) -> Array:
     """Computes the matrix product (1-D operands are promoted to matrices and the extra axis removed)."""
     n1, n2 = node_of(x1, "matmul", "x1"), node_of(x2, "matmul", "x2")
     same_device("matmul", (n1, n2))
@@ -30,7 +32,7 @@ def matmul(x1, x2, /):
     return wrap(make(P["matmul"], (astype_node(n1, dtype), astype_node(n2, dtype))))
 
 
-def matrix_transpose(x, /):
+def matrix_transpose(x: Array, /) -> Array:
     """Transposes a matrix (or a stack of matrices) x."""
     node = node_of(x, "matrix_transpose")
     ndim = len(node.shape)
@@ -95,7 +97,8 @@ def _tensordot_axes(axes, ndim1, ndim2):
     return first, second
 
 
-def tensordot(x1, x2, /, *, axes=2):
+def tensordot(x1: Array, x2: Array, /, *,
+              axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Array:
     """Returns a tensor contraction of x1 and x2 over specific axes.
 
     An int `axes` N contracts the last N axes of x1 with the first N axes of
@@ -142,7 +145,7 @@ def contraction_axis(name, axis, ndim1, ndim2):
     return axis
 
 
-def vecdot(x1, x2, /, *, axis=-1):
+def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     """Computes the (vector) dot product of two arrays: sum(conj(x1) * x2) over `axis`.
 
     The contracted axis must have the same size in x1 and x2 (it is not

@@ -15,6 +15,7 @@ from .build import (P, astype_node, broadcast_node, check_size, dynamic, make, n
                     normalize_axis, normalize_shape, reshape_node, same_device, wrap)
 from .creation import iota
 from .data_types import promote_all
+from .hints import Axes
 
 
 def slice_axis(node, axis, start, stop, step=1):
@@ -46,14 +47,14 @@ def _nodes(arrays, name):
     return [node_of(a, name, f"arrays[{i}]") for i, a in enumerate(arrays)]
 
 
-def broadcast_shapes(*shapes):
+def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     """The shape that results from broadcasting the given shapes together."""
     if not shapes:
         return ()
     return _broadcast_shapes("broadcast_shapes", *(normalize_shape(s, "broadcast_shapes") for s in shapes))
 
 
-def broadcast_to(x, /, shape):
+def broadcast_to(x: Array, /, shape: tuple[int, ...]) -> Array:
     """Broadcasts an array to a specified shape."""
     node = node_of(x, "broadcast_to")
     shape = normalize_shape(shape, "broadcast_to")
@@ -63,7 +64,7 @@ def broadcast_to(x, /, shape):
     return wrap(broadcast_node(node, shape))
 
 
-def broadcast_arrays(*arrays):
+def broadcast_arrays(*arrays: Array) -> tuple[Array, ...]:
     """Broadcasts one or more arrays against one another."""
     nodes = [node_of(a, "broadcast_arrays", f"arrays[{i}]") for i, a in enumerate(arrays)]
     if not nodes:
@@ -74,7 +75,7 @@ def broadcast_arrays(*arrays):
     return tuple(wrap(broadcast_node(n, shape)) for n in nodes)
 
 
-def concat(arrays, /, *, axis=0):
+def concat(arrays: tuple[Array, ...] | list[Array], /, *, axis: int | None = 0) -> Array:
     """Joins a sequence of arrays along an existing axis (axis=None flattens them first)."""
     nodes = _nodes(arrays, "concat")
     if axis is None:
@@ -87,7 +88,7 @@ def concat(arrays, /, *, axis=0):
     return wrap(concat_nodes(nodes, axis, "concat"))
 
 
-def stack(arrays, /, *, axis=0):
+def stack(arrays: tuple[Array, ...] | list[Array], /, *, axis: int = 0) -> Array:
     """Joins a sequence of arrays along a new axis."""
     nodes = _nodes(arrays, "stack")
     shape = nodes[0].shape
@@ -106,7 +107,7 @@ def _size(shape):
     return n
 
 
-def reshape(x, /, shape, *, copy=None):
+def reshape(x: Array, /, shape: tuple[int, ...], *, copy: bool | None = None) -> Array:
     """Reshapes an array without changing its data (one dimension may be -1).
 
     A reshape node is a view of its input, so every `copy` value is honoured:
@@ -132,7 +133,7 @@ def reshape(x, /, shape, *, copy=None):
     return wrap(reshape_node(node, shape))
 
 
-def permute_dims(x, /, axes):
+def permute_dims(x: Array, /, axes: tuple[int, ...]) -> Array:
     """Permutes the axes (dimensions) of an array x."""
     node = node_of(x, "permute_dims")
     ndim = len(node.shape)
@@ -146,7 +147,7 @@ def permute_dims(x, /, axes):
     return wrap(make(P["permute"], (node,), (axes,)))
 
 
-def expand_dims(x, /, axis=0):
+def expand_dims(x: Array, /, axis: int | tuple[int, ...] = 0) -> Array:
     """Expands the shape of an array by inserting new axes of size one at `axis` (an int or tuple)."""
     node = node_of(x, "expand_dims")
     axes = axis if isinstance(axis, tuple) else (axis,)
@@ -157,7 +158,7 @@ def expand_dims(x, /, axis=0):
     return wrap(reshape_node(node, shape))
 
 
-def squeeze(x, /, axis):
+def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
     """Removes singleton dimensions (axes) from x."""
     node = node_of(x, "squeeze")
     axes = normalize_axes(axis, len(node.shape), "squeeze")
@@ -167,7 +168,7 @@ def squeeze(x, /, axis):
     return wrap(reshape_node(node, tuple(n for i, n in enumerate(node.shape) if i not in axes)))
 
 
-def flip(x, /, *, axis=None):
+def flip(x: Array, /, *, axis: Axes = None) -> Array:
     """Reverses the order of elements in an array along the given axes."""
     node = node_of(x, "flip")
     axes = normalize_axes(axis, len(node.shape), "flip")
@@ -176,7 +177,7 @@ def flip(x, /, *, axis=None):
     return wrap(make(P["flip"], (node,), (axes,)))
 
 
-def moveaxis(x, source, destination, /):
+def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[int, ...], /) -> Array:
     """Moves array axes to new positions; other axes keep their order."""
     node = node_of(x, "moveaxis")
     ndim = len(node.shape)
@@ -194,7 +195,7 @@ def moveaxis(x, source, destination, /):
     return permute_dims(x, tuple(order))
 
 
-def roll(x, /, shift, *, axis=None):
+def roll(x: Array, /, shift: int | tuple[int, ...], *, axis: Axes = None) -> Array:
     """Rolls array elements along the given axes; elements leaving one end come back at the other."""
     node = node_of(x, "roll")
     if axis is None:
@@ -224,7 +225,7 @@ def _roll_axis(node, shift, axis):
     return make(P["concat"], (slice_axis(node, axis, n - k, n), slice_axis(node, axis, 0, n - k)), (axis,))
 
 
-def tile(x, repetitions, /):
+def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
     """Constructs an array by tiling x the given number of times along each dimension."""
     node = node_of(x, "tile")
     try:
@@ -244,7 +245,7 @@ def tile(x, repetitions, /):
     return wrap(reshape_node(node, tuple(r * s for r, s in zip(reps, shape))))
 
 
-def unstack(x, /, *, axis=0):
+def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
     """Splits an array into a tuple of arrays along the given axis."""
     node = node_of(x, "unstack")
     if len(node.shape) == 0:
@@ -254,7 +255,7 @@ def unstack(x, /, *, axis=0):
     return tuple(wrap(reshape_node(slice_axis(node, axis, i, i + 1), rest)) for i in range(node.shape[axis]))
 
 
-def repeat(x, repeats, /, *, axis=None):
+def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Array:
     """Repeats each element of an array a specified number of times on a per-element basis.
 
     repeats is a non-negative int, or a one-dimensional integer array of shape

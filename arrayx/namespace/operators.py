@@ -6,12 +6,15 @@ Array class and the namespace functions both exist, so the array object and
 the function modules (which build Arrays) do not import each other.
 """
 
+from types import ModuleType
+
 import numpy as np
 
 from .. import dtypes as dt
 from ..scheduler.schedule import update_in_place, write_element
 from . import creation, elementwise as ew, indexing, linear_algebra, manipulation
 from .array_object import Array
+from .hints import DeviceLike, Key, Operand
 
 SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
 
@@ -59,54 +62,149 @@ def _in_place(array, fn, other):
     return array
 
 
+def _doc(fn, roles, call, returns=None, raises=""):
+    """The docstring of an operator method calling `fn`: the first line of
+    fn's docstring (the standard's wording), the roles of self and other in
+    it, and the call it makes."""
+    summary = fn.__doc__.strip().splitlines()[0].rstrip(".")
+    if returns is None:
+        returns = "The matrix product." if fn is linear_algebra.matmul else "The element-wise results."
+    parameters = "" if "other" not in call else """
+        Parameters
+        ----------
+        other : Array | bool | int | float | complex
+            The other operand; a Python scalar takes self's dtype.
+        """
+    return f"""{summary} ({roles}): {call}.
+        {parameters}
+        Returns
+        -------
+        out : Array
+            {returns}
+        {raises}"""
+
+
+def _unary(fn):
+    def method(self, /) -> Array:
+        return fn(self)
+    method.__doc__ = _doc(fn, "x is self", f"`{fn.__name__}(self)`")
+    return method
+
+
+def _forward(fn):
+    # The exact types first: a loop body applies operators by the thousand.
+    def method(self, other: Operand, /) -> Array:
+        if type(other) in _OPERAND_TYPES or _operand(other):
+            return fn(self, other)
+        return _foreign(fn, other)
+    method.__doc__ = _doc(fn, "x1 is self, x2 is other", f"`{fn.__name__}(self, other)`")
+    return method
+
+
+def _reflected(fn):
+    def method(self, other: Operand, /) -> Array:
+        if type(other) in _OPERAND_TYPES or _operand(other):
+            return fn(other, self)
+        return _foreign(fn, other)
+    method.__doc__ = _doc(fn, "x1 is other, x2 is self", f"`{fn.__name__}(other, self)`")
+    return method
+
+
+def _in_place_method(fn):
+    def method(self, other: Operand, /) -> Array:
+        return _in_place(self, fn, other)
+    method.__doc__ = _doc(fn, "x1 is self, x2 is other", f"self becomes `{fn.__name__}(self, other)` in place "
+                          f"(arrays computed from its old value keep it)", returns="self.", raises="""
+        Raises
+        ------
+        TypeError, ValueError
+            The result's dtype or shape would differ from self's.
+        """)
+    return method
+
+
 def _operator_methods():
     """(name, method) for __op__, __rop__ and __iop__ of each operator of the standard."""
-    methods = []
-    for op, fn in _UNARY.items():
-        def unary(self, fn=fn):
-            return fn(self)
-        methods.append((f"__{op}__", unary))
+    methods = [(f"__{op}__", _unary(fn)) for op, fn in _UNARY.items()]
     for op, fn in list(_ARITHMETIC.items()) + list(_COMPARISONS.items()):
-        # The exact types first: a loop body applies operators by the thousand.
-        def forward(self, other, /, fn=fn):
-            if type(other) in _OPERAND_TYPES or _operand(other):
-                return fn(self, other)
-            return _foreign(fn, other)
-        methods.append((f"__{op}__", forward))
+        methods.append((f"__{op}__", _forward(fn)))
         if op in _ARITHMETIC:
-            def reflected(self, other, /, fn=fn):
-                if type(other) in _OPERAND_TYPES or _operand(other):
-                    return fn(other, self)
-                return _foreign(fn, other)
-
-            def in_place(self, other, /, fn=fn):
-                return _in_place(self, fn, other)
-            methods += [(f"__r{op}__", reflected), (f"__i{op}__", in_place)]
+            methods += [(f"__r{op}__", _reflected(fn)), (f"__i{op}__", _in_place_method(fn))]
     return methods
 
 
-def _transpose(self):
-    """Transpose of a two-dimensional array."""
+def _transpose(self) -> Array:
+    """Transpose of the array: a two-dimensional array with its axes swapped.
+
+    Raises
+    ------
+    ValueError
+        The array is not two-dimensional.
+    """
     if self.ndim != 2:
         raise ValueError(f"Array.T: requires a 2-dimensional array, got {self.ndim} dimensions; use permute_dims or mT")
     return manipulation.permute_dims(self, (1, 0))
 
 
-def _matrix_transpose(self):
-    """Transpose of a matrix (or a stack of matrices)."""
+def _matrix_transpose(self) -> Array:
+    """Transpose of a matrix (or a stack of matrices): the last two axes swapped."""
     return linear_algebra.matrix_transpose(self)
 
 
-def _to_device(self, device, /, *, stream=None):
-    """Copy the array to `device` (the same array when it is there already)."""
+def _to_device(self, device: DeviceLike, /, *, stream: None = None) -> Array:
+    """Copy the array from the device on which it currently resides to the specified device.
+
+    Parameters
+    ----------
+    device : Device | str
+        A device arrayx has, or its name (e.g. "cuda:0").
+    stream : None
+        Accepted for the standard's signature; arrayx orders transfers itself.
+
+    Returns
+    -------
+    out : Array
+        An array with the same data and dtype on `device` (self when it is there already).
+    """
     return creation.to_device(self, device, stream)
 
 
-def _getitem(self, key, /):
+def _getitem(self, key: Key, /) -> Array:
+    """Returns self[key].
+
+    Parameters
+    ----------
+    key : int | slice | ellipsis | None | Array | tuple of them
+        Basic indices, an integer array (or several) or a boolean mask.
+
+    Returns
+    -------
+    out : Array
+        The indexed values (a boolean mask is a force point: the result's shape depends on it).
+
+    Raises
+    ------
+    IndexError
+        An index out of bounds (integer arrays: at their force point).
+    """
     return indexing.getitem(self, key)
 
 
-def _setitem(self, key, value, /):
+def _setitem(self, key: Key, value: Operand, /) -> None:
+    """Sets self[key] to value: self becomes a new value; arrays computed from its old value keep it.
+
+    Parameters
+    ----------
+    key : int | slice | ellipsis | None | Array | tuple of them
+        As for __getitem__.
+    value : Array | bool | int | float | complex
+        Broadcast to the indexed shape and cast to self's dtype.
+
+    Raises
+    ------
+    IndexError
+        An index out of bounds; self keeps its value.
+    """
     element = indexing.one_element(self._node, key, value)
     if element is not None and write_element(self, *element):
         return
@@ -124,7 +222,14 @@ def _setitem(self, key, value, /):
 def install(namespace):
     """Put the methods written with namespace functions on Array;
     `__array_namespace__` returns `namespace` (the arrayx module)."""
-    def __array_namespace__(self, /, *, api_version=None):
+    def __array_namespace__(self, /, *, api_version: str | None = None) -> ModuleType:
+        """Returns an object that has all the array API functions on it: the arrayx module.
+
+        Raises
+        ------
+        ValueError
+            An api_version arrayx does not support.
+        """
         if api_version is not None and api_version not in SUPPORTED_API_VERSIONS:
             raise ValueError(f"__array_namespace__: unsupported api_version {api_version!r}; "
                              f"supported: {SUPPORTED_API_VERSIONS}")

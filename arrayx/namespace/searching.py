@@ -12,6 +12,7 @@ from .array_object import Array
 from .build import (P, astype_node, check_dtype, dynamic, make, node_of, normalize_axes, normalize_axis,
                     scalar_node, wrap)
 from .elementwise import binary_nodes
+from .hints import Axes
 
 _SIDES = ("left", "right")
 
@@ -28,7 +29,7 @@ def _arg_extremum(name, x, axis, keepdims):
     return wrap(out)
 
 
-def argmax(x, /, *, axis=None, keepdims=False):
+def argmax(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> Array:
     """Returns the indices of the maximum values along a specified axis.
 
     When the maximum value occurs multiple times, only the indices corresponding
@@ -38,7 +39,7 @@ def argmax(x, /, *, axis=None, keepdims=False):
     return _arg_extremum("argmax", x, axis, keepdims)
 
 
-def argmin(x, /, *, axis=None, keepdims=False):
+def argmin(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> Array:
     """Returns the indices of the minimum values along a specified axis.
 
     When the minimum value occurs multiple times, only the indices corresponding
@@ -48,7 +49,7 @@ def argmin(x, /, *, axis=None, keepdims=False):
     return _arg_extremum("argmin", x, axis, keepdims)
 
 
-def count_nonzero(x, /, *, axis=None, keepdims=False):
+def count_nonzero(x: Array, /, *, axis: Axes = None, keepdims: bool = False) -> Array:
     """Counts the number of array elements which are non-zero.
 
     A complex element is non-zero when either component is non-zero; a boolean
@@ -65,7 +66,7 @@ def count_nonzero(x, /, *, axis=None, keepdims=False):
     return wrap(make(P["sum"], (counts,), (axes, bool(keepdims))))
 
 
-def nonzero(x, /):
+def nonzero(x: Array, /) -> tuple[Array, ...]:
     """Returns the indices of the array elements which are non-zero.
 
     The result is a tuple of one array per dimension of x, each holding the
@@ -82,7 +83,8 @@ def nonzero(x, /):
     return dynamic("nonzero", (node,))
 
 
-def searchsorted(x1, x2, /, *, side="left", sorter=None):
+def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left",
+                 sorter: Array | None = None) -> Array:
     """Finds the indices into x1 such that, if the corresponding elements in x2
     were inserted before the indices, the order of x1, when sorted in ascending
     order, would be preserved.

@@ -11,6 +11,7 @@ from collections import namedtuple
 
 from .build import P, dynamic, make, node_of, wrap
 from .elementwise import binary_nodes
+from .hints import Array, Scalar
 
 UniqueAllResult = namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
 UniqueCountsResult = namedtuple("UniqueCountsResult", ["values", "counts"])
@@ -19,7 +20,7 @@ for _cls in (UniqueAllResult, UniqueCountsResult, UniqueInverseResult):
     _cls.__module__ = "arrayx"
 
 
-def isin(x1, x2, /, *, invert=False):
+def isin(x1: Array | Scalar, x2: Array | Scalar, /, *, invert: bool = False) -> Array:
     """Tests for each element in x1 whether the element is in x2.
 
     If invert is True, tests whether each element in x1 is not in x2 instead.
@@ -37,7 +38,7 @@ def _unique(name, x):
     return dynamic(name, (node_of(x, name),))
 
 
-def unique_all(x, /):
+def unique_all(x: Array, /) -> UniqueAllResult:
     """Returns the unique elements of an input array x, the first occurring
     indices for each unique element in x, the indices from the set of unique
     elements that reconstruct x, and the corresponding counts for each unique
@@ -55,7 +56,7 @@ def unique_all(x, /):
     return UniqueAllResult(*_unique("unique_all", x))
 
 
-def unique_counts(x, /):
+def unique_counts(x: Array, /) -> UniqueCountsResult:
     """Returns the unique elements of an input array x and the corresponding
     counts for each unique element in x.
 
@@ -69,7 +70,7 @@ def unique_counts(x, /):
     return UniqueCountsResult(*_unique("unique_counts", x))
 
 
-def unique_inverse(x, /):
+def unique_inverse(x: Array, /) -> UniqueInverseResult:
     """Returns the unique elements of an input array x and the indices from the
     set of unique elements that reconstruct x.
 
@@ -84,7 +85,7 @@ def unique_inverse(x, /):
     return UniqueInverseResult(*_unique("unique_inverse", x))
 
 
-def unique_values(x, /):
+def unique_values(x: Array, /) -> Array:
     """Returns the unique elements of an input array x.
 
     The result is a one-dimensional array with the data type of x. A

@@ -11,6 +11,7 @@ which is also how `searchsorted` places them. Signed zeros compare equal, so
 """
 
 from .build import P, make, node_of, normalize_axis, wrap
+from .hints import Array
 
 
 def _sort_node(name, x, axis, descending):
@@ -19,7 +20,7 @@ def _sort_node(name, x, axis, descending):
     return make(P[name], (node,), (axis, bool(descending)), name)
 
 
-def argsort(x, /, *, axis=-1, descending=False, stable=True):
+def argsort(x: Array, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Array:
     """Returns the indices that sort an array x along a specified axis.
 
     If descending is True, the indices sort x in descending order (by value),
@@ -31,7 +32,7 @@ def argsort(x, /, *, axis=-1, descending=False, stable=True):
     return wrap(_sort_node("argsort", x, axis, descending))
 
 
-def sort(x, /, *, axis=-1, descending=False, stable=True):
+def sort(x: Array, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Array:
     """Returns a sorted copy of an input array x.
 
     If descending is True, x is sorted in descending order (by value),

@@ -11,6 +11,7 @@ from .. import dtypes as dt
 from .build import (P, astype_node, check_dtype, make, node_of, normalize_axes, normalize_axis, pad_node,
                     scalar_node, wrap)
 from .creation import check_dtype_arg
+from .hints import Array, Axes, DType
 
 
 def reduce(name, x, axis, keepdims):
@@ -58,12 +59,12 @@ def _sum_like(name, x, axis, dtype, keepdims):
     return wrap(accumulate(P[name], node, (axes, bool(keepdims)), sum_dtype(node, dtype, name)))
 
 
-def sum(x, /, *, axis=None, dtype=None, keepdims=False):
+def sum(x: Array, /, *, axis: Axes = None, dtype: DType | None = None, keepdims: bool = False) -> Array:
     """Calculates the sum of the input array x (integers accumulate in the default integer dtype)."""
     return _sum_like("sum", x, axis, dtype, keepdims)
 
 
-def prod(x, /, *, axis=None, dtype=None, keepdims=False):
+def prod(x: Array, /, *, axis: Axes = None, dtype: DType | None = None, keepdims: bool = False) -> Array:
     """Calculates the product of the input array x (integers accumulate in the default integer dtype)."""
     return _sum_like("prod", x, axis, dtype, keepdims)
 
@@ -76,12 +77,12 @@ def _extremum(name, x, axis, keepdims):
     return wrap(out)
 
 
-def max(x, /, *, axis=None, keepdims=False):
+def max(x: Array, /, *, axis: Axes = None, keepdims: bool = False) -> Array:
     """Calculates the maximum value of the input array x (NaN if any element is NaN)."""
     return _extremum("max", x, axis, keepdims)
 
 
-def min(x, /, *, axis=None, keepdims=False):
+def min(x: Array, /, *, axis: Axes = None, keepdims: bool = False) -> Array:
     """Calculates the minimum value of the input array x (NaN if any element is NaN)."""
     return _extremum("min", x, axis, keepdims)
 
@@ -93,7 +94,7 @@ def _mean_node(node, axes, keepdims, name):
     return make(P["divide"], (total, astype_node(count, node.dtype)))
 
 
-def mean(x, /, *, axis=None, keepdims=False):
+def mean(x: Array, /, *, axis: Axes = None, keepdims: bool = False) -> Array:
     """Calculates the arithmetic mean of the input array x (NaN over zero elements)."""
     node = node_of(x, "mean")
     check_dtype(node, "floating", "mean")  # narrower than sum's numeric: the standard's mean takes floating dtypes
@@ -119,14 +120,14 @@ def _var_node(x, axis, correction, keepdims, name):
     return make(P["divide"], (total, denominator)), node.dtype
 
 
-def var(x, /, *, axis=None, correction=0.0, keepdims=False):
+def var(x: Array, /, *, axis: Axes = None, correction: int | float = 0.0, keepdims: bool = False) -> Array:
     """Calculates the variance of the input array x, dividing by N - correction
     (NaN where N - correction <= 0, as the standard says)."""
     variance, dtype = _var_node(x, axis, correction, keepdims, "var")
     return wrap(astype_node(variance, dtype))
 
 
-def std(x, /, *, axis=None, correction=0.0, keepdims=False):
+def std(x: Array, /, *, axis: Axes = None, correction: int | float = 0.0, keepdims: bool = False) -> Array:
     """Calculates the standard deviation of the input array x, dividing by N - correction
     (NaN where N - correction <= 0, as the standard says)."""
     variance, dtype = _var_node(x, axis, correction, keepdims, "std")
@@ -152,12 +153,14 @@ def _cumulative(name, x, axis, dtype, include_initial):
     return wrap(out)
 
 
-def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+def cumulative_sum(x: Array, /, *, axis: int | None = None, dtype: DType | None = None,
+                   include_initial: bool = False) -> Array:
     """Calculates the cumulative sum of elements of x along an axis."""
     return _cumulative("cumulative_sum", x, axis, dtype, include_initial)
 
 
-def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+def cumulative_prod(x: Array, /, *, axis: int | None = None, dtype: DType | None = None,
+                    include_initial: bool = False) -> Array:
     """Calculates the cumulative product of elements of x along an axis."""
     return _cumulative("cumulative_prod", x, axis, dtype, include_initial)
 

@@ -2,21 +2,23 @@
 
 from .. import dtypes as dt
 from .build import P, make, node_of, normalize_axis, wrap
+from .hints import Array, Axes
 from .manipulation import concat_nodes, slice_axis
 from .statistical import reduce
 
 
-def all(x, /, *, axis=None, keepdims=False):
+def all(x: Array, /, *, axis: Axes = None, keepdims: bool = False) -> Array:
     """Tests whether all input array elements evaluate to True along the given axes."""
     return wrap(reduce("all", x, axis, keepdims)[1])
 
 
-def any(x, /, *, axis=None, keepdims=False):
+def any(x: Array, /, *, axis: Axes = None, keepdims: bool = False) -> Array:
     """Tests whether any input array element evaluates to True along the given axes."""
     return wrap(reduce("any", x, axis, keepdims)[1])
 
 
-def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
+def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = None,
+         append: Array | None = None) -> Array:
     """Calculates the n-th discrete forward difference along an axis.
 
     prepend and append are joined to x along `axis` before differencing.

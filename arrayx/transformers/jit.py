@@ -1,9 +1,11 @@
 """`arrayx.jit`: a function traced once per signature into a computation.
 
-The first call with a new signature (shape, dtype and device of each array
-argument, value of each static argument) calls the function on placeholders
-and compiles what it returns; later calls with that signature run the
-compiled computation. Arguments that are not arrays must be static. The
+The first call with a new signature (the pytree structure of each argument,
+the shape, dtype and device of each array in it, the value of each static
+argument) calls the function on placeholders and compiles what it returns;
+later calls with that signature run the compiled computation. Arguments
+that are not arrays or pytrees (tuples, lists, dicts) of arrays must be
+static. The
 computation runs on the device of the arrayx arguments (NumPy arguments are
 copied there; with none, on the CPU).
 """
@@ -12,6 +14,7 @@ import functools
 
 import numpy as np
 
+from .. import pytree
 from ..device import CPU
 from ..dtypes import FROM_NUMPY
 from ..graph.node import trace
@@ -22,11 +25,33 @@ from .transformer import Transformer
 
 
 def jit(fn, *, static_argnums=()):
-    """`fn` compiled per signature of its arguments (see the module).
+    """Returns `fn` compiled once per signature of its arguments (see the module).
 
-    A force point inside `fn` (`float(x)`, `bool(x)`, a data-dependent shape)
-    needs a value the trace does not have: it raises a TypeError naming `fn`.
-    `fn` returns an array, or a tuple or list of arrays.
+    Parameters
+    ----------
+    fn : callable
+        Takes arrays, or pytrees (tuples, lists, dicts) of arrays, and returns
+        an array or a pytree of arrays.
+    static_argnums : int or tuple of ints
+        Positions of arguments that are not arrays: their values (hashable)
+        are part of the signature, and a new value traces `fn` again.
+
+    Returns
+    -------
+    out : callable
+        Takes `fn`'s arguments (arrayx or NumPy arrays where `fn` takes
+        arrays) and returns the results in the structure `fn` returns.
+
+    Raises
+    ------
+    TypeError
+        (at a call) A non-static argument holding something other than an
+        array, named by its path; an unhashable static argument; a force
+        point inside `fn` (`float(x)`, `bool(x)`, a data-dependent shape),
+        which needs a value the trace does not have; `fn` returning no array
+        or something other than arrays.
+    ValueError
+        (at a call) Array arguments on several devices.
     """
     static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
     name = getattr(fn, "__name__", repr(fn))
@@ -40,17 +65,21 @@ def jit(fn, *, static_argnums=()):
         for i, a in enumerate(args):
             if i in static:
                 signature.append(("static", a))
-            elif isinstance(a, Array):
-                node = a._node
-                signature.append((node.shape, node.dtype, node.device))
-                arrays.append(a)
-            elif isinstance(a, np.ndarray):
-                a = np.asarray(a)
-                signature.append((a.shape, a.dtype.str, None))
-                arrays.append(a)
-            else:
-                raise TypeError(f"jit({name}): argument {i} is a {type(a).__name__}; pass arrays, or list "
-                                f"its position in static_argnums")
+                continue
+            leaves, treedef = pytree.flatten(a)
+            shapes = []
+            for leaf, path in zip(leaves, treedef.paths):
+                if isinstance(leaf, Array):
+                    node = leaf._node
+                    shapes.append((node.shape, node.dtype, node.device))
+                elif isinstance(leaf, np.ndarray):
+                    shapes.append((leaf.shape, leaf.dtype.str, None))
+                else:
+                    raise TypeError(f"jit({name}): argument {i}{path} is a {type(leaf).__name__}; pass "
+                                    f"arrays (or tuples, lists and dicts of them), or list its position "
+                                    f"in static_argnums")
+            signature.append((treedef, tuple(shapes)))
+            arrays += leaves
         signature = tuple(signature)
         try:
             entry = compiled.get(signature)
@@ -66,24 +95,24 @@ def jit(fn, *, static_argnums=()):
             if transformer is None:
                 transformer = transformers[device] = Transformer(device)
             entry = compiled[signature] = _trace(fn, name, args, static, transformer)
-        computation, structure = entry
-        out = computation(*arrays)
-        if structure is None:
-            return out
-        return structure(out)
+        computation, out_def = entry
+        return out_def.unflatten(computation(*arrays))
     return run
 
 
 def _trace(fn, name, args, static, transformer):
+    """(the computation of `fn` traced on placeholders like `args`, the TreeDef of its result)."""
     traced = []
     inputs = []
     for i, a in enumerate(args):
         if i in static:
             traced.append(a)
             continue
-        p = placeholder(a.shape, a.dtype if isinstance(a, Array) else FROM_NUMPY[a.dtype])
-        traced.append(p)
-        inputs.append(p)
+        leaves, treedef = pytree.flatten(a)
+        placeholders = [placeholder(leaf.shape, leaf.dtype if isinstance(leaf, Array) else FROM_NUMPY[leaf.dtype])
+                        for leaf in leaves]
+        traced.append(treedef.unflatten(placeholders))
+        inputs += placeholders
     try:
         with trace():
             out = fn(*traced)
@@ -92,9 +121,12 @@ def _trace(fn, name, args, static, transformer):
                         f"printing a value, a data-dependent shape) needs a value the trace does not have; "
                         f"list the argument it depends on in static_argnums, or move the force point out "
                         f"of the function") from None
-    if isinstance(out, Array):
-        return transformer.computation(out, *inputs), None
-    if isinstance(out, (tuple, list)) and all(isinstance(o, Array) for o in out):
-        return transformer.computation(list(out), *inputs), type(out)
-    raise TypeError(f"jit({name}): the function must return an array or a tuple or list of arrays, "
-                    f"got {type(out).__name__}")
+    results, out_def = pytree.flatten(out)
+    for r, path in zip(results, out_def.paths):
+        if not isinstance(r, Array):
+            raise TypeError(f"jit({name}): the function must return an array or a pytree (tuples, lists, "
+                            f"dicts) of arrays; result{path} is a {type(r).__name__}")
+    if not results:
+        raise TypeError(f"jit({name}): the function returned no array")
+    # A list of results: the computation returns a tuple, which out_def rebuilds.
+    return transformer.computation(results, *inputs), out_def

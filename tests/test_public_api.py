@@ -1,0 +1,88 @@
+"""The public surface: every public module says what it exports (`__all__`),
+every public function and Array method has a docstring and a signature
+without internal parameters, and the package ships its type hints."""
+
+import importlib
+import inspect
+import pathlib
+import pydoc
+import types
+
+import array_api_strict
+import pytest
+
+import arrayx as xp
+
+PUBLIC_MODULES = ["arrayx", "arrayx.linalg", "arrayx.fft", "arrayx.autodiff", "arrayx.debug", "arrayx.dask",
+                  "arrayx.transformers", "arrayx.pytree", "arrayx.neon", "arrayx.neon.backends",
+                  "arrayx.neon.layers"]
+# Modules whose functions are documented in the standard's wording, with their signatures.
+DOCUMENTED_MODULES = ["arrayx", "arrayx.linalg", "arrayx.fft", "arrayx.autodiff", "arrayx.debug", "arrayx.dask",
+                      "arrayx.pytree"]
+# arrayx's own names beside the standard's in `from arrayx import *`.
+ARRAYX_NAMES = {"Array", "float16", "eval", "graph", "jit", "set_default_device", "set_num_threads",
+                "get_num_threads", "set_lazy_repr", "debug", "dask"}
+
+
+@pytest.mark.parametrize("name", PUBLIC_MODULES)
+def test_star_import_gives_exactly_the_names_in_all(name):
+    module = importlib.import_module(name)
+    assert len(set(module.__all__)) == len(module.__all__), "a name listed twice"
+    assert [n for n in module.__all__ if not hasattr(module, n)] == []
+    namespace = {}
+    exec(f"from {name} import *", namespace)
+    assert set(namespace) - {"__builtins__"} == set(module.__all__)
+
+
+def test_arrayx_exports_the_standard_namespace_and_its_own_names():
+    standard = {n for n in array_api_strict.__all__ if "strict" not in n.lower()}
+    assert set(xp.__all__) == standard | ARRAYX_NAMES
+    # every public function arrayx/__init__.py defines itself is exported
+    own = {n for n, v in vars(xp).items() if inspect.isfunction(v) and v.__module__ == "arrayx" and n[0] != "_"}
+    assert own <= set(xp.__all__)
+
+
+def public_callables():
+    for name in DOCUMENTED_MODULES:
+        module = importlib.import_module(name)
+        for attr in module.__all__:
+            value = getattr(module, attr)
+            if callable(value) and not isinstance(value, types.ModuleType):
+                yield f"{name}.{attr}", value
+
+
+def array_methods():
+    for attr, value in vars(xp.Array).items():
+        if attr in ("__init__", "__new__") or (attr.startswith("_") and not attr.endswith("__")):
+            continue
+        if callable(value) or isinstance(value, property):
+            yield f"Array.{attr}", value.fget if isinstance(value, property) else value
+
+
+def internal_parameters(fn):
+    """Parameters a user should not see: underscored names, and defaults that
+    are functions (a loop variable bound as a default argument)."""
+    return [p.name for p in inspect.signature(fn).parameters.values()
+            if p.name.startswith("_") or (p.default is not p.empty and callable(p.default))]
+
+
+@pytest.mark.parametrize("name, fn", list(public_callables()) + list(array_methods()),
+                         ids=lambda v: v if isinstance(v, str) else "")
+def test_public_callables_have_a_docstring_and_no_internal_parameters(name, fn):
+    assert (inspect.getdoc(fn) or "").strip(), f"{name} has no docstring"
+    assert internal_parameters(fn) == [], name
+
+
+def test_help_of_an_operator_shows_the_standards_signature():
+    assert str(inspect.signature(xp.Array.__add__)).startswith("(self, other:")
+    assert list(inspect.signature(xp.Array.__add__).parameters) == ["self", "other"]
+    assert list(inspect.signature(xp.Array.__neg__).parameters) == ["self"]
+    text = pydoc.render_doc(xp.Array.__radd__, renderer=pydoc.plaintext)
+    assert "fn=" not in text and "`add(other, self)`" in text and "Calculates the sum" in text
+
+
+def test_the_package_ships_its_type_hints():
+    package = pathlib.Path(xp.__file__).parent
+    assert (package / "py.typed").is_file()
+    assert inspect.signature(xp.Array.__add__).return_annotation is xp.Array
+    assert inspect.signature(xp.set_lazy_repr).parameters["lazy"].annotation is bool
