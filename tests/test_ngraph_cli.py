@@ -43,23 +43,23 @@ SEED_EXAMPLES = textwrap.dedent("""
     print(available_transformers)
 """)
 
-# Variables and assign through the shim: a train and a test computation share state.
+# Variables, deriv and assign through the shim: a train and a test computation share state.
 TRAINING = textwrap.dedent("""
     import numpy as np
     import ngraph as ng
     import ngraph.transformers as ngt
-    from arrayx.autodiff import gradients
 
-    x = ng.placeholder((8, 2))
-    y = ng.placeholder((8,))
-    w = ng.variable((2,), initial_value=0.0)
-    cost = ng.mean(ng.square(ng.dot(x, w) - y))
-    grad_w, = gradients(cost, [w])
+    F = ng.make_axis(length=2, name='F')
+    N = ng.make_axis(length=8, name='N')
+    x = ng.placeholder([F, N])
+    y = ng.placeholder([N])
+    w = ng.variable([F], initial_value=0.0)
+    cost = ng.mean(ng.square(ng.dot(w, x) - y), out_axes=())
     t = ngt.make_transformer()
-    train = t.computation([cost, ng.assign(w, w - 0.1 * grad_w)], x, y)
+    train = t.computation([cost, ng.assign(w, w - 0.1 * ng.deriv(cost, w))], x, y)
     test = t.computation(cost, x, y)
-    xs = np.random.default_rng(0).standard_normal((8, 2))
-    ys = xs @ np.array([1.5, -2.0])
+    xs = np.random.default_rng(0).standard_normal((2, 8))
+    ys = np.array([1.5, -2.0]) @ xs
     first = float(test(xs, ys))
     for _ in range(300):
         train(xs, ys)
