@@ -230,6 +230,23 @@ def test_variables_are_found_in_the_order_the_graph_uses_them():
     assert y_hat.placeholders() == [x]
 
 
+def test_variables_start_from_numbers_arrays_constant_ops_or_callables(rng):
+    a = axes(C=2, D=3)
+    start = rng.standard_normal((2, 3))
+    variables = [ng.variable([a["C"], a["D"]], initial_value=1.5),
+                 ng.variable([a["C"], a["D"]], initial_value=start),
+                 ng.variable([a["C"], a["D"]], initial_value=ng.constant(2.0, axes=[a["D"]]) * 3),
+                 ng.variable([a["C"], a["D"]], initial_value=lambda axes: np.ones(axes.lengths)),
+                 ng.variable([a["C"], a["D"]])]
+    expected = [1.5, start, 6.0, 1.0, 0.0]
+    for v, e in zip(variables, expected):
+        np.testing.assert_array_equal(evaluate(v), np.broadcast_to(np.float32(e), (2, 3)))
+    with pytest.raises(TypeError, match="variable: an initial value op must be computed from constants"):
+        ng.variable([a["D"]], initial_value=ng.placeholder([a["D"]]))
+    with pytest.raises(ValueError, match="variable: an initial value of shape \\(2,\\) does not fit"):
+        ng.variable([a["D"]], initial_value=[1.0, 2.0])
+
+
 def test_a_computation_returns_values_before_its_assignments_and_none_for_them():
     a = axes(C=2)
     w = ng.variable([a["C"]], initial_value=[1.0, 2.0])

@@ -66,11 +66,11 @@ class Op:
     def variables(self):
         """The variables this op depends on, in the order a depth-first walk
         of its arguments meets them."""
-        return [op for op in ordered_ops([self]) if getattr(op, "kind", None) == "variable"]
+        return [op for op in ordered_ops([self]) if isinstance(op, TensorOp) and op.kind == "variable"]
 
     def placeholders(self):
         """The placeholders this op depends on, in the same order."""
-        return [op for op in ordered_ops([self]) if getattr(op, "kind", None) == "placeholder"]
+        return [op for op in ordered_ops([self]) if isinstance(op, TensorOp) and op.kind == "placeholder"]
 
     def assignments(self):
         """The assignments (AssignOps) a computation returning this op

@@ -29,15 +29,16 @@ def placeholder(axes, dtype=None, name=None):
 def variable(axes, dtype=None, initial_value=None, name=None):
     """A trainable tensor with `axes`, whose value persists in each
     transformer between computations. `initial_value` is a number or array
-    (broadcast to the axes), a constant op, or a callable taking the axes and
-    returning one of those; None starts at zeros."""
+    (broadcast to the axes), an op computed from constants, or a callable
+    taking the axes and returning one of those; None starts at zeros."""
     axes = _tensor_axes(axes, "variable")
     dtype = arrayx_dtype(dtype, "variable")
     if callable(initial_value):
         initial_value = initial_value(axes)
     if isinstance(initial_value, Op):
-        if getattr(initial_value, "kind", None) != "constant":
-            raise TypeError(f"variable: an initial value op must be a constant, got {initial_value!r}")
+        if not isinstance(initial_value, TensorOp) or initial_value.variables() or initial_value.placeholders():
+            raise TypeError(f"variable: an initial value op must be computed from constants alone, got "
+                            f"{initial_value!r}")
         initial_value = np.asarray(initial_value.array)
     value = np.asarray(0 if initial_value is None else initial_value, dtype=dtype.dtype)
     try:
