@@ -1,40 +1,27 @@
-"""`import ngraph as ng` under `python -m arrayx.ngraph`: ngraph's op names over
-the arrayx namespace and `arrayx.transformers`. Shapes are tuples (arrayx has
-no named axes); computations return NumPy values, as ngraph's did.
+"""`import ngraph as ng` under `python -m arrayx.ngraph`: ngraph's graph API
+over arrayx.
+
+Tensors carry ngraph's named axes (`axes.py`); an op wraps an arrayx array,
+a lazy graph node (`ops.py`, with the elementwise functions); placeholders,
+variables, `assign` and `doall` are over `arrayx.transformers` (`state.py`);
+`dot` and the reductions remove axes by name (`reductions.py`); `sigmoid`,
+`cross_entropy_binary` and `deriv` (arrayx's graph autodiff) are in
+`training.py`; transformers and computations in `transformers`. docs/ngraph.md
+says what is covered.
 """
 
-import numpy as np
+from . import transformers  # noqa: F401  (ng.transformers, as in ngraph)
+from .axes import Axes, Axis, make_axes, make_axis
+from .ops import (Op, TensorOp, absolute, add, as_op, axes_with_order, broadcast, constant, cos, divide, equal,
+                  exp, greater, greater_equal, less, less_equal, log, maximum, minimum, multiply, negative,
+                  not_equal, power, reciprocal, safelog, sign, sin, sqrt, square, subtract, tanh)
+from .reductions import batch_size, dot, max, mean, min, prod, sum, tensor_size
+from .state import assign, doall, placeholder, variable
+from .training import cross_entropy_binary, cross_entropy_binary_inner, deriv, sigmoid
 
-import arrayx as _xp
-from arrayx import transformers as _t
-
-placeholder = _t.placeholder
-assign = _t.assign
-add, subtract, multiply, divide = _xp.add, _xp.subtract, _xp.multiply, _xp.divide
-negative, absolute, square, sqrt = _xp.negative, _xp.abs, _xp.square, _xp.sqrt
-exp, log, tanh, sin, cos = _xp.exp, _xp.log, _xp.tanh, _xp.sin, _xp.cos
-maximum, minimum = _xp.maximum, _xp.minimum
-equal, not_equal, less, less_equal, greater, greater_equal = (
-    _xp.equal, _xp.not_equal, _xp.less, _xp.less_equal, _xp.greater, _xp.greater_equal)
-dot = _xp.matmul
-sum, mean, max, min, prod = _xp.sum, _xp.mean, _xp.max, _xp.min, _xp.prod
-
-
-def constant(value, dtype=None):
-    """A constant tensor."""
-    return _t.constant(value, dtype=dtype)
-
-
-def variable(shape=(), initial_value=0.0, dtype=None, name=None):
-    """A variable of `shape` starting at `initial_value` (a number or an array)."""
-    value = np.broadcast_to(np.asarray(initial_value, dtype=(dtype or _xp.float64).dtype), shape).copy()
-    return _t.variable(value, name=name)
-
-
-def sigmoid(x):
-    """1 / (1 + exp(-x))."""
-    return 1.0 / (1.0 + _xp.exp(-x))
-
-
-def reciprocal(x):
-    return 1.0 / x
+__all__ = ["Axes", "Axis", "Op", "TensorOp", "absolute", "add", "as_op", "assign", "axes_with_order",
+           "batch_size", "broadcast", "constant", "cos", "cross_entropy_binary", "cross_entropy_binary_inner",
+           "deriv", "divide", "doall", "dot", "equal", "exp", "greater", "greater_equal", "less", "less_equal",
+           "log", "make_axes", "make_axis", "max", "maximum", "mean", "min", "minimum", "multiply", "negative",
+           "not_equal", "placeholder", "power", "prod", "reciprocal", "safelog", "sigmoid", "sign", "sin",
+           "sqrt", "square", "subtract", "sum", "tanh", "tensor_size", "transformers", "variable"]
