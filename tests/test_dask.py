@@ -4,6 +4,7 @@ dask graphs, on dask's synchronous and threaded schedulers with tiny chunks
 worker processes."""
 
 import pathlib
+import threading
 
 import numpy as np
 import pytest
@@ -233,3 +234,31 @@ def test_asarray_of_a_python_list_builds_a_dask_array():
     x = xp.asarray([[1.0, 2.0], [3.0, 4.0]], device="dask")
     assert x.device == xp.Device("dask")
     np.testing.assert_array_equal(np.asarray(x), [[1.0, 2.0], [3.0, 4.0]])
+
+
+def test_a_chunk_runs_its_fused_blocks_on_its_task_thread(monkeypatch):
+    # dask runs chunks in parallel already: a chunk's blocks stay on the
+    # thread of its task, never on the CPU executor's pool (which the same
+    # group uses when it runs on the CPU device).
+    from arrayx._cpu import fused
+    monkeypatch.setattr(fused, "THREADS", 2)
+    monkeypatch.setattr(fused, "BLOCK_BYTES", 8192)
+    monkeypatch.setattr(fused, "BLOCKED_MIN_BYTES", 256)
+    threads = []
+    run = fused.FusedKernel._run
+
+    def recording(self, *args):
+        threads.append(threading.current_thread().name)
+        return run(self, *args)
+
+    monkeypatch.setattr(fused.FusedKernel, "_run", recording)
+    a = np.linspace(-1.0, 1.0, 40_000)
+    np.testing.assert_allclose(np.asarray(xp.sin(xp.asarray(a)) * 2.0 + 1.0), np.sin(a) * 2.0 + 1.0, rtol=1e-15)
+    assert any(name.startswith("arrayx-cpu") for name in threads)
+    threads.clear()
+    with dask.config.set({"array.chunk-size": "64KiB", "scheduler": "threads"}):
+        x, = on_dask(a)
+        result = xp.sin(x) * 2.0 + 1.0
+        assert len(to_dask(result).chunks[0]) > 1
+        np.testing.assert_allclose(np.asarray(result), np.sin(a) * 2.0 + 1.0, rtol=1e-15)
+    assert threads and not any(name.startswith("arrayx-cpu") for name in threads)
