@@ -262,3 +262,39 @@ def test_a_chunk_runs_its_fused_blocks_on_its_task_thread(monkeypatch):
         assert len(to_dask(result).chunks[0]) > 1
         np.testing.assert_allclose(np.asarray(result), np.sin(a) * 2.0 + 1.0, rtol=1e-15)
     assert threads and not any(name.startswith("arrayx-cpu") for name in threads)
+
+
+def test_eval_persists_so_later_work_reuses_the_computed_chunks(scheduler, data):
+    calls.clear()
+    source = da.from_array(data[0], chunks=(16, 16)).map_blocks(counted, meta=np.empty((0, 0)))
+    y = xp.exp(from_dask(source)) * 2.0
+    assert xp.eval(y) is y
+    n_chunks = source.npartitions
+    assert len(calls) == n_chunks
+    persisted = to_dask(y)
+    assert len(persisted.__dask_graph__()) == n_chunks   # one task a chunk: its computed value
+    expected = np.exp(data[0]) * 2.0
+    np.testing.assert_allclose(float(xp.sum(y)), expected.sum(), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(y[:, 3] + 1.0), expected[:, 3] + 1.0, rtol=1e-12)
+    assert len(calls) == n_chunks
+
+
+def test_eval_on_a_cluster_keeps_the_chunks_in_its_workers_memory(client, data):
+    from distributed import futures_of
+    with dask.config.set({"array.chunk-size": CHUNK_SIZE}):
+        x, y = on_dask(*data)
+        z = xp.eval(chain(xp, x, y))
+        held = futures_of(to_dask(z))
+        assert len(held) == to_dask(z).npartitions
+        assert all(f.status == "finished" for f in held)
+        np.testing.assert_allclose(np.asarray(xp.sum(z, axis=1)), chain(np, *data).sum(axis=1), rtol=1e-12)
+
+
+def failing(block):
+    raise ArithmeticError("a task failed")
+
+
+def test_eval_on_a_cluster_raises_a_failing_tasks_error_at_the_call(client, data):
+    source = da.from_array(data[0], chunks=(16, 16)).map_blocks(failing, meta=np.empty((0, 0)))
+    with pytest.raises(ArithmeticError, match="a task failed"):
+        xp.eval(from_dask(source) * 2.0)

@@ -17,6 +17,7 @@ registers this executor without importing dask.
 """
 
 import operator
+import sys
 from functools import partial
 
 import numpy as np
@@ -68,6 +69,22 @@ class DaskExecutor(Executor):
 
     def copy(self, buffer):
         return buffer.copy()
+
+    def persist(self, buffers):
+        import dask
+        # On dask's current scheduler: with a distributed Client, the chunks
+        # stay in its workers' memory. One call computes shared work once.
+        held = dask.persist(*buffers)
+        distributed = sys.modules.get("distributed")   # a Client needs it imported
+        if distributed is not None:
+            # A Client persists in the background: wait, so that xp.eval is
+            # a force point and a failing task raises here.
+            futures = distributed.futures_of(held)
+            distributed.wait(futures)
+            for future in futures:
+                if future.status == "error":
+                    future.result()
+        return held
 
     def dlpack(self, buffer, stream, max_version, dl_device, copy):
         if copy is False:
