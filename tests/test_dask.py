@@ -298,3 +298,51 @@ def test_eval_on_a_cluster_raises_a_failing_tasks_error_at_the_call(client, data
     source = da.from_array(data[0], chunks=(16, 16)).map_blocks(failing, meta=np.empty((0, 0)))
     with pytest.raises(ArithmeticError, match="a task failed"):
         xp.eval(from_dask(source) * 2.0)
+
+
+@pytest.mark.parametrize("copy", [None, True, False])
+def test_from_dlpack_of_a_dask_array_stays_on_the_dask_device_uncomputed(data, copy):
+    calls.clear()
+    x = from_dask(da.from_array(data[0], chunks=(16, 16)).map_blocks(counted, meta=np.empty((0, 0))))
+    y = xp.from_dlpack(x, copy=copy)
+    assert y.device == x.device and calls == []
+    np.testing.assert_array_equal(np.asarray(y), data[0])
+    moved = xp.from_dlpack(x, device="cpu", copy=None if copy is False else copy)
+    assert moved.device == xp.Device("cpu")
+    np.testing.assert_array_equal(np.asarray(moved), data[0])
+
+
+@pytest.mark.parametrize("shape", [(12, 0), (0, 3), (0,), (2, 0, 5)])
+def test_zero_size_arrays_get_one_chunk_per_axis(scheduler, shape):
+    # dask's "auto" chunks divide by the size of a block, zero here
+    # (array-api-tests' test_eye, test_outer, broadcast_arrays, qr and svd
+    # met it through full, asarray, iota and broadcast).
+    for x in (xp.zeros(shape, device="dask"), xp.asarray(np.zeros(shape), device="dask"),
+              xp.broadcast_to(xp.ones(shape[-1:], device="dask"), shape)):
+        assert to_dask(x).chunks == tuple((n,) for n in shape)
+        np.testing.assert_array_equal(np.asarray(x + 1.0), np.zeros(shape) + 1.0)
+    np.testing.assert_array_equal(np.asarray(xp.eye(shape[0], shape[-1], device="dask") * 2.0),
+                                  np.eye(shape[0], shape[-1]) * 2.0)
+    np.testing.assert_array_equal(np.asarray(xp.arange(0, device="dask") + 1), np.arange(0) + 1)
+    a, b = xp.broadcast_arrays(xp.ones((3, 1), device="dask"), xp.ones((0,), device="dask"))
+    assert a.shape == b.shape == (3, 0) and np.asarray(a + b).shape == (3, 0)
+    np.testing.assert_array_equal(np.asarray(xp.linalg.outer(xp.ones(0, device="dask"), xp.ones(4, device="dask"))),
+                                  np.zeros((0, 4)))
+
+
+def test_unstack_logaddexp_and_nextafter_as_on_the_cpu(scheduler):
+    # Three of array-api-tests' failures on this device (unstack, logaddexp, nextafter).
+    a = np.arange(300.0).reshape(3, 100)
+    x, = on_dask(a)
+    for axis in (0, 1):
+        parts = xp.unstack(x, axis=axis)
+        assert len(parts) == a.shape[axis]
+        for part, expected in zip(parts, np.moveaxis(a, axis, 0)):
+            np.testing.assert_array_equal(np.asarray(part), expected)
+    assert xp.unstack(xp.zeros((0, 4), device="dask"), axis=1)[0].shape == (0,)
+    special = np.array([-np.inf, -1.0, -0.0, 0.0, 1e-300, 1.0, np.inf, np.nan])
+    s1, s2 = np.meshgrid(special, special)
+    d1, d2 = on_dask(s1, s2)
+    cpu1, cpu2 = xp.asarray(s1), xp.asarray(s2)
+    for name in ("logaddexp", "nextafter"):
+        np.testing.assert_array_equal(np.asarray(getattr(xp, name)(d1, d2)), np.asarray(getattr(xp, name)(cpu1, cpu2)))

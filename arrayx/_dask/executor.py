@@ -55,7 +55,8 @@ class DaskExecutor(Executor):
             raise ValueError("asarray: copy=False cannot share host memory with the dask device "
                              "(dask.array.from_array copies its input)")
         # Named at random, not by hashing the contents (a pass over all of them).
-        return da.from_array(np.asarray(array), chunks="auto", name=False)
+        array = np.asarray(array)
+        return da.from_array(array, chunks=auto_chunks(array.shape), name=False)
 
     def from_scalar(self, value, dtype):
         # A value beyond float16's range becomes inf, as a cast does, without a warning.
@@ -182,10 +183,17 @@ def matmul(dtype, a, b):
     return product if product.dtype == dtype.dtype else product.astype(dtype.dtype)
 
 
+def auto_chunks(shape):
+    """The chunks of a new array of `shape`: dask's "auto" ones (its
+    `array.chunk-size`), or one chunk per axis for an array with no
+    elements, where "auto" would divide by the size of a block (zero)."""
+    return -1 if 0 in shape else "auto"
+
+
 def full(shape, dtype, value):
     """A chunked array of `shape` filled with `value` (computed per chunk, never held whole)."""
     import dask.array as da
-    return da.full(shape, value, dtype=dtype.dtype, chunks="auto")
+    return da.full(shape, value, dtype=dtype.dtype, chunks=auto_chunks(shape))
 
 
 def iota(shape, dtype, axis):
@@ -194,7 +202,7 @@ def iota(shape, dtype, axis):
     n = shape[axis]
     line = [1] * len(shape)
     line[axis] = n
-    return broadcast(da.arange(n, dtype=dtype.dtype, chunks="auto").reshape(line), shape)
+    return broadcast(da.arange(n, dtype=dtype.dtype, chunks=auto_chunks((n,))).reshape(line), shape)
 
 
 def broadcast(buffer, shape):
@@ -203,7 +211,7 @@ def broadcast(buffer, shape):
     import dask.array as da
     from dask.array.core import normalize_chunks
     if 0 in shape:
-        return da.broadcast_to(buffer, shape)   # "auto" chunks divide by the size of a block
+        return da.broadcast_to(buffer, shape, chunks=auto_chunks(shape))
     lead = len(shape) - buffer.ndim
     kept = ("auto",) * lead + tuple(c if n == m else "auto"
                                    for c, n, m in zip(buffer.chunks, buffer.shape, shape[lead:]))
