@@ -92,12 +92,29 @@ def test_matmul(scheduler, data):
     np.testing.assert_allclose(np.asarray(x @ y), data[0] @ data[1], rtol=1e-12)
 
 
-def test_a_primitive_dask_lacks_runs_on_the_host_and_the_rest_stays_on_dask(scheduler, data):
+@pytest.fixture
+def host_transfers(monkeypatch):
+    """The count of dask buffers copied to the host: a step the dask
+    executor does not run moves its inputs there (the lower pass)."""
+    from arrayx._dask.executor import DaskExecutor
+    count = [0]
+    to_host = DaskExecutor.to_host
+
+    def counting(self, buffer):
+        count[0] += 1
+        return to_host(self, buffer)
+    monkeypatch.setattr(DaskExecutor, "to_host", counting)
+    return count
+
+
+def test_a_primitive_dask_lacks_runs_on_the_host_and_the_rest_stays_on_dask(scheduler, host_transfers, data):
     x, = on_dask(data[0])
-    result = xp.sort(x * 2.0, axis=1) + 1.0
+    indices = xp.asarray([3, 0, 29, 3], device="dask")
+    result = xp.take(x * 2.0, indices, axis=1) + 1.0
     assert result.device == x.device
     assert isinstance(to_dask(result), da.Array)
-    np.testing.assert_array_equal(np.asarray(result), np.sort(data[0] * 2.0, axis=1) + 1.0)
+    assert host_transfers[0] == 2   # take's two inputs
+    np.testing.assert_array_equal(np.asarray(result), np.take(data[0] * 2.0, [3, 0, 29, 3], axis=1) + 1.0)
 
 
 def test_views_are_dask_operations(scheduler, data):
@@ -346,3 +363,84 @@ def test_unstack_logaddexp_and_nextafter_as_on_the_cpu(scheduler):
     cpu1, cpu2 = xp.asarray(s1), xp.asarray(s2)
     for name in ("logaddexp", "nextafter"):
         np.testing.assert_array_equal(np.asarray(getattr(xp, name)(d1, d2)), np.asarray(getattr(xp, name)(cpu1, cpu2)))
+
+
+def layers(x):
+    """The names of the layers of x's dask graph (their tokens dropped)."""
+    return " ".join(to_dask(x).__dask_graph__().layers)
+
+
+rng = np.random.default_rng(7)
+A = rng.random((40, 30))
+SPD = A.T @ A + np.eye(30)
+STACK = rng.random((5, 6, 6)) + 2.0 * np.eye(6)
+
+# name: (arrayx on the dask device, NumPy), over multi-chunk A (40x30), SPD (30x30), STACK (5x6x6).
+MAPPED = {
+    "concat": (lambda m, a, s, t: m.concat([a, a * 2.0], axis=1), lambda a, s, t: np.concatenate([a, a * 2.0], axis=1)),
+    "stack": (lambda m, a, s, t: m.stack([a, a], axis=1), lambda a, s, t: np.stack([a, a], axis=1)),
+    "pad": (lambda m, a, s, t: m.tril(a, k=2), lambda a, s, t: np.tril(a, 2)),
+    "argmax": (lambda m, a, s, t: m.argmax(a, axis=0), lambda a, s, t: np.argmax(a, axis=0)),
+    "argmin": (lambda m, a, s, t: m.argmin(a), lambda a, s, t: np.argmin(a)),
+    "cumulative_sum": (lambda m, a, s, t: m.cumulative_sum(a, axis=0), lambda a, s, t: np.cumsum(a, axis=0)),
+    "cumulative_prod": (lambda m, a, s, t: m.cumulative_prod(a + 0.5, axis=1),
+                        lambda a, s, t: np.cumprod(a + 0.5, axis=1)),
+    "sort": (lambda m, a, s, t: m.sort(a, axis=0, descending=True), lambda a, s, t: -np.sort(-a, axis=0)),
+    "argsort": (lambda m, a, s, t: m.argsort(a, axis=1), lambda a, s, t: np.argsort(a, axis=1, kind="stable")),
+    "tensordot": (lambda m, a, s, t: m.tensordot(a, a, axes=([0], [0])),
+                  lambda a, s, t: np.tensordot(a, a, axes=([0], [0]))),
+    "vecdot": (lambda m, a, s, t: m.vecdot(a, a), lambda a, s, t: np.sum(a * a, axis=-1)),
+    "fft": (lambda m, a, s, t: m.fft.fft(m.astype(a, m.complex128), axis=0), lambda a, s, t: np.fft.fft(a, axis=0)),
+    "rfftn": (lambda m, a, s, t: m.fft.rfftn(a), lambda a, s, t: np.fft.rfftn(a)),
+    "cholesky": (lambda m, a, s, t: m.linalg.cholesky(s), lambda a, s, t: np.linalg.cholesky(s)),
+    "inv": (lambda m, a, s, t: m.linalg.inv(s), lambda a, s, t: np.linalg.inv(s)),
+    "solve": (lambda m, a, s, t: m.linalg.solve(s, a[0]), lambda a, s, t: np.linalg.solve(s, a[0])),
+    "solve matrix": (lambda m, a, s, t: m.linalg.solve(s, m.matrix_transpose(a)), lambda a, s, t: np.linalg.solve(s, a.T)),
+    "det of a stack": (lambda m, a, s, t: m.linalg.det(t), lambda a, s, t: np.linalg.det(t)),
+    "solve a stack": (lambda m, a, s, t: m.linalg.solve(t, t[0, 0]), lambda a, s, t: np.linalg.solve(t, t[0, 0])),
+    "svdvals": (lambda m, a, s, t: m.linalg.svdvals(a), lambda a, s, t: np.linalg.svdvals(a)),
+    "eigvalsh": (lambda m, a, s, t: m.linalg.eigvalsh(s), lambda a, s, t: np.linalg.eigvalsh(s)),
+}
+
+
+@pytest.mark.parametrize("name", MAPPED)
+def test_mapped_primitives_run_on_dask_without_a_host_transfer(scheduler, host_transfers, name):
+    build, oracle = MAPPED[name]
+    result = build(xp, *on_dask(A, SPD, STACK))
+    graph = to_dask(result)
+    assert host_transfers[0] == 0
+    assert isinstance(graph, da.Array)
+    # Decompositions and solves round differently in blocks than LAPACK does whole.
+    np.testing.assert_allclose(np.asarray(result), oracle(A, SPD, STACK), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("matrix", ["tall", "fat", "stack"])
+@pytest.mark.parametrize("mode", ["reduced", "complete"])
+def test_qr_and_svd_run_on_dask_without_a_host_transfer(scheduler, host_transfers, matrix, mode):
+    a = {"tall": A, "fat": A.T, "stack": STACK}[matrix]
+    x, = on_dask(a)
+    q, r = xp.linalg.qr(x, mode=mode)
+    u, s, vh = xp.linalg.svd(x, full_matrices=mode == "complete")
+    for factor in (q, r, u, s, vh):
+        to_dask(factor)
+    assert host_transfers[0] == 0
+    if matrix != "stack" and mode == "reduced":   # dask's own tsqr/sfqr and SVD
+        assert "qr" in layers(q) and "svd" in layers(s)
+    # Factors are unique up to signs: check what defines them, to LAPACK's rounding.
+    q, r, u, s, vh = (np.asarray(f) for f in (q, r, u, s, vh))
+    k = s.shape[-1]
+    np.testing.assert_allclose(q @ r, a, atol=1e-12)
+    gram = np.swapaxes(q, -1, -2) @ q
+    np.testing.assert_allclose(gram, np.broadcast_to(np.eye(q.shape[-1]), gram.shape), atol=1e-12)
+    np.testing.assert_allclose(np.triu(r), r)
+    np.testing.assert_allclose(s, np.linalg.svd(a)[1], rtol=1e-12)
+    np.testing.assert_allclose((u[..., :k] * s[..., None, :]) @ vh[..., :k, :], a, atol=1e-12)
+    assert u.shape == np.linalg.svd(a, full_matrices=mode == "complete")[0].shape
+
+
+def test_linalg_and_fft_use_dasks_own_where_it_has_them(scheduler):
+    a, s = on_dask(A, SPD)
+    assert "cholesky" in layers(xp.linalg.cholesky(s))
+    assert "lu-" in layers(xp.linalg.inv(s)) and "lu-" in layers(xp.linalg.solve(s, a[0]))
+    assert "fft" in layers(xp.fft.rfftn(a))
+    assert "concatenate" in layers(xp.concat([a, a])) and "cumsum" in layers(xp.cumulative_sum(a, axis=0))

@@ -12,7 +12,7 @@ import numpy as np
 
 from .._cpu.errors import ignoring_errors
 from .._cpu.fused import FusedKernel
-from .._cpu.kernels import REDUCERS, reduce_dtype
+from .._cpu.kernels import IMPLS, REDUCERS, reduce_dtype
 from ..graph.fused import FusedGroup, Instruction
 from ..graph.primitives import REDUCE, reduced_shape
 
@@ -66,3 +66,11 @@ def combine(name, result_dtype, partials, axis, keepdims):
     that name.)"""
     with np.errstate(all="ignore"):   # dask calls it with keywords, which ignoring_errors does not pass
         return REDUCERS[name].reduce(partials, axis=axis, dtype=reduce_dtype(name, result_dtype), keepdims=keepdims)
+
+
+@ignoring_errors
+def run_primitive(op, attrs, dtype, *blocks):
+    """The CPU's kernel of primitive `op` (with `attrs`, giving `dtype`) on
+    blocks that hold what it needs whole: a sort's axis, a stack of
+    matrices. (Those kernels read no result shape.)"""
+    return IMPLS[op.name](op, attrs, None, dtype)(*blocks)

@@ -7,7 +7,8 @@ otherwise). A fused group is one blockwise task per chunk running the CPU
 executor's fused program on that chunk (chunks.py); a group ending in a
 reduction is a tree reduction of those tasks' partial results; an
 elementwise primitive or reduction on its own runs as a group of one
-instruction; matmul is dask's blocked matmul; slices, reshapes, transposes,
+instruction; matmul is dask's blocked matmul, and lowering.py maps concat, pad,
+argmax/argmin, scans, sorts, FFTs and linalg; slices, reshapes, transposes,
 broadcasts and flips are dask's lazy operations, and constant and index
 arrays are built chunked. `runs` says no to the rest, which runs on the CPU
 executor with transfers (the scheduler's lower pass).
@@ -27,8 +28,10 @@ from ..executors.base import VIEWS, Executor
 from ..graph.fused import single_instruction_group
 from ..graph.primitives import BLOCK_REDUCE_OPS, ELEMENTWISE_OPS, FUSED_OP
 from . import chunks
+from .lowering import LOWERED
 
-# Primitives with a dask form besides elementwise ones, reductions and views.
+# Primitives with a dask form besides elementwise ones, reductions, views and
+# those of lowering.py.
 DASK_PRIMITIVES = frozenset({"matmul", "full", "iota", "select"})
 
 
@@ -45,7 +48,8 @@ class DaskExecutor(Executor):
 
     def runs(self, op, in_dtypes, dtype):
         name = op.name
-        return name in ELEMENTWISE_OPS or name in BLOCK_REDUCE_OPS or name in VIEWS or name in DASK_PRIMITIVES
+        return (name in ELEMENTWISE_OPS or name in BLOCK_REDUCE_OPS or name in VIEWS or name in DASK_PRIMITIVES
+                or name in LOWERED)
 
     # ---- buffers ---------------------------------------------------------------
 
@@ -134,6 +138,8 @@ class DaskExecutor(Executor):
             return partial(iota, shape, dtype, attrs[2])
         if name == "select":
             return operator.itemgetter(attrs[0])
+        if name in LOWERED:
+            return LOWERED[name](step)
         group = single_instruction_group(op, attrs, [(s, d, "C") for s, d in step.in_types], shape, dtype)
         return partial(run_group, group)
 
