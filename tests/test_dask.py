@@ -3,8 +3,10 @@ dask graphs, on dask's synchronous and threaded schedulers with tiny chunks
 (so every computation crosses chunk boundaries), and on a LocalCluster of
 worker processes."""
 
+import os
 import pathlib
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -202,8 +204,10 @@ def test_tasks_pickle(data):
 @pytest.fixture(scope="module")
 def client():
     distributed = pytest.importorskip("distributed", reason="the LocalCluster test needs distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+    # Nannies restart a worker process that dies (its closed connection tells the scheduler at once).
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, nanny=True,
+                                     host="127.0.0.1", dashboard_address=None) as cluster, \
+            distributed.Client(cluster, timeout=30) as client:
         yield client
 
 
@@ -444,3 +448,27 @@ def test_linalg_and_fft_use_dasks_own_where_it_has_them(scheduler):
     assert "lu-" in layers(xp.linalg.inv(s)) and "lu-" in layers(xp.linalg.solve(s, a[0]))
     assert "fft" in layers(xp.fft.rfftn(a))
     assert "concatenate" in layers(xp.concat([a, a])) and "cumsum" in layers(xp.cumulative_sum(a, axis=0))
+
+
+def exiting_once(block, marker):
+    """The block, a little later; the first task to run anywhere exits its
+    worker process instead (creating `marker` is atomic: one task wins)."""
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+    except FileExistsError:
+        time.sleep(0.02)
+        return block
+    os._exit(1)
+
+
+def test_a_worker_killed_mid_computation_still_gives_the_right_answer(client, data, tmp_path):
+    # dask reruns the tasks the dead worker ran or held; its nanny starts a new one.
+    a = np.tile(data[0], (4, 1))
+    marker = str(tmp_path / "exited")
+    source = da.from_array(a, chunks=(20, 10)).map_blocks(exiting_once, marker, meta=np.empty((0, 0)))
+    before = set(client.scheduler_info()["workers"])
+    result = np.asarray(xp.sum(xp.exp(from_dask(source)) * 2.0, axis=0))
+    np.testing.assert_allclose(result, np.sum(np.exp(a) * 2.0, axis=0), rtol=1e-12)
+    assert os.path.exists(marker)
+    client.wait_for_workers(2, timeout=30)
+    assert len(set(client.scheduler_info()["workers"]) - before) == 1
