@@ -349,6 +349,10 @@ def test_zero_size_arrays_get_one_chunk_per_axis(scheduler, shape):
     assert a.shape == b.shape == (3, 0) and np.asarray(a + b).shape == (3, 0)
     np.testing.assert_array_equal(np.asarray(xp.linalg.outer(xp.ones(0, device="dask"), xp.ones(4, device="dask"))),
                                   np.zeros((0, 4)))
+    # A pad of nothing (cumulative_prod's include_initial) is all padding.
+    np.testing.assert_array_equal(np.asarray(xp.cumulative_prod(xp.ones(shape, device="dask"), axis=0,
+                                                                include_initial=True)),
+                                  np.concatenate([np.ones((1,) + shape[1:]), np.cumprod(np.ones(shape), axis=0)]))
 
 
 def test_unstack_logaddexp_and_nextafter_as_on_the_cpu(scheduler):

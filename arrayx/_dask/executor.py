@@ -28,7 +28,7 @@ from ..executors.base import VIEWS, Executor
 from ..graph.fused import single_instruction_group
 from ..graph.primitives import BLOCK_REDUCE_OPS, ELEMENTWISE_OPS, FUSED_OP
 from . import chunks
-from .lowering import LOWERED
+from .lowering import LOWERED, auto_chunks
 
 # Primitives with a dask form besides elementwise ones, reductions, views and
 # those of lowering.py.
@@ -187,13 +187,6 @@ def matmul(dtype, a, b):
     """dask's blocked matmul, giving `dtype`."""
     product = a @ b
     return product if product.dtype == dtype.dtype else product.astype(dtype.dtype)
-
-
-def auto_chunks(shape):
-    """The chunks of a new array of `shape`: dask's "auto" ones (its
-    `array.chunk-size`), or one chunk per axis for an array with no
-    elements, where "auto" would divide by the size of a block (zero)."""
-    return -1 if 0 in shape else "auto"
 
 
 def full(shape, dtype, value):

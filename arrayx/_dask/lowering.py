@@ -27,6 +27,13 @@ def _as(dtype, array):
     return array if array.dtype == dtype.dtype else array.astype(dtype.dtype)
 
 
+def auto_chunks(shape):
+    """The chunks of a new array of `shape`: dask's "auto" ones (its
+    `array.chunk-size`), or one chunk per axis for an array with no
+    elements, where "auto" would divide by the size of a block (zero)."""
+    return -1 if 0 in shape else "auto"
+
+
 def _concat(step):
     axis, = step.attrs
     return lambda *arrays: _da().concatenate(arrays, axis=axis)
@@ -34,7 +41,13 @@ def _concat(step):
 
 def _pad(step):
     pads, value = step.attrs
-    return lambda a: _da().pad(a, pads, mode="constant", constant_values=value.value)
+
+    def pad(a):
+        if a.size == 0:
+            # All padding (dask's pad divides by the input's block size, zero here).
+            return _da().full(step.shape, value.value, dtype=step.dtype.dtype, chunks=auto_chunks(step.shape))
+        return _da().pad(a, pads, mode="constant", constant_values=value.value)
+    return pad
 
 
 def _arg_reduction(step):
