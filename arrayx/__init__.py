@@ -46,7 +46,7 @@ from . import dask  # noqa: F401  (from_dask, to_dask; imports no dask)
 from .transformers.jit import jit  # noqa: F401
 from .namespace.operators import install as _install_array_methods
 from .namespace.build import check_device as _check_device, node_of as _node_of
-from .scheduler.schedule import realize as _realize
+from .scheduler.schedule import evaluate as _evaluate
 
 # Executors register here, in the package that knows them all: the registry
 # imports none of them.
@@ -68,8 +68,9 @@ newaxis = None
 
 
 def eval(*arrays):
-    """Force several arrays at once: one plan computes all of them."""
-    _realize([_node_of(a, "eval", f"arrays[{i}]") for i, a in enumerate(arrays)])
+    """Force several arrays at once: one plan computes all of them, and
+    their device holds the values (the dask device persists them)."""
+    _evaluate([_node_of(a, "eval", f"arrays[{i}]") for i, a in enumerate(arrays)])
     return arrays[0] if len(arrays) == 1 else arrays
 
 

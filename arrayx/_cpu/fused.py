@@ -173,10 +173,12 @@ def reused_arguments(operations):
 
 
 class FusedKernel:
-    """A callable running one FusedGroup over NumPy buffers."""
+    """A callable running one FusedGroup over NumPy buffers, its blocks on
+    at most `threads` threads (None: THREADS, every core)."""
 
-    def __init__(self, group):
+    def __init__(self, group, threads=None):
         self.group = group
+        self.threads = threads
         n_in = len(group.inputs)
         self.n_in = n_in
         body = group.body
@@ -393,18 +395,19 @@ class FusedKernel:
     def _tiling(self):
         """(points per block, one run of (index, block shape, reduction target)
         per thread, whether each block's reduction is final), for the current
-        BLOCK_BYTES and THREADS; None when blocks that size cannot hold whole
-        rows of the row reductions."""
+        BLOCK_BYTES and thread count; None when blocks that size cannot hold
+        whole rows of the row reductions."""
         points = max(1, BLOCK_BYTES // self.itemsize)
-        if self.tiles is None or self.tiles[:2] != (points, THREADS):
+        most = self.threads or THREADS
+        if self.tiles is None or self.tiles[:2] != (points, most):
             shape = self.group.shape
             tiles = [self._tile(index) for index in blocks(shape, points)]
             # Every block spans the reduced axes whole: its reduction is final
             # and goes straight into the result.
             direct = self.reduction is not None and all(tiles[0][1][j] == shape[j] for j in self.axes)
             rows_whole = all(tiles[0][1][j] == shape[j] for j in self.group.row_axes)
-            threads = min(THREADS, len(tiles) // BLOCKS_PER_THREAD) or 1
-            self.tiles = (points, THREADS, self._runs(tiles, points, threads, direct), direct, rows_whole)
+            threads = min(most, len(tiles) // BLOCKS_PER_THREAD) or 1
+            self.tiles = (points, most, self._runs(tiles, points, threads, direct), direct, rows_whole)
         points, _, runs, direct, rows_whole = self.tiles
         return (points, runs, direct) if rows_whole else None
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from .._cpu.errors import ignoring_errors
 from .._cpu.fused import FusedKernel
-from .._cpu.kernels import REDUCERS, reduce_dtype
+from .._cpu.kernels import IMPLS, REDUCERS, reduce_dtype
 from ..graph.fused import FusedGroup, Instruction
 from ..graph.primitives import REDUCE, reduced_shape
 
@@ -26,7 +26,10 @@ def chunk_program(group, in_shapes):
     """The CPU's program for `group` over one chunk whose inputs have
     `in_shapes`: its iteration shape is theirs broadcast, and a final
     reduction keeps its dimensions (a partial result that the tree
-    reduction combines with the other chunks')."""
+    reduction combines with the other chunks'). It runs on the task's own
+    thread: dask already runs chunks in parallel, one per worker thread,
+    and the CPU's thread pool would put every task's blocks on the same few
+    threads as well."""
     shape = np.broadcast_shapes(*in_shapes)
     body = []
     for instruction in group.body:
@@ -36,7 +39,7 @@ def chunk_program(group, in_shapes):
             attrs, result_shape = (axes, True), reduced_shape(shape, axes, True)
         body.append(Instruction(instruction.op, attrs, instruction.args, result_shape, instruction.dtype))
     inputs = tuple((s, dtype, "C") for s, (_, dtype, _) in zip(in_shapes, group.inputs))
-    return FusedKernel(FusedGroup(shape, inputs, tuple(body), group.outputs))
+    return FusedKernel(FusedGroup(shape, inputs, tuple(body), group.outputs), threads=1)
 
 
 @ignoring_errors
@@ -63,3 +66,11 @@ def combine(name, result_dtype, partials, axis, keepdims):
     that name.)"""
     with np.errstate(all="ignore"):   # dask calls it with keywords, which ignoring_errors does not pass
         return REDUCERS[name].reduce(partials, axis=axis, dtype=reduce_dtype(name, result_dtype), keepdims=keepdims)
+
+
+@ignoring_errors
+def run_primitive(op, attrs, dtype, *blocks):
+    """The CPU's kernel of primitive `op` (with `attrs`, giving `dtype`) on
+    blocks that hold what it needs whole: a sort's axis, a stack of
+    matrices. (Those kernels read no result shape.)"""
+    return IMPLS[op.name](op, attrs, None, dtype)(*blocks)

@@ -7,7 +7,8 @@ otherwise). A fused group is one blockwise task per chunk running the CPU
 executor's fused program on that chunk (chunks.py); a group ending in a
 reduction is a tree reduction of those tasks' partial results; an
 elementwise primitive or reduction on its own runs as a group of one
-instruction; matmul is dask's blocked matmul; slices, reshapes, transposes,
+instruction; matmul is dask's blocked matmul, and lowering.py maps concat, pad,
+argmax/argmin, scans, sorts, FFTs and linalg; slices, reshapes, transposes,
 broadcasts and flips are dask's lazy operations, and constant and index
 arrays are built chunked. `runs` says no to the rest, which runs on the CPU
 executor with transfers (the scheduler's lower pass).
@@ -17,6 +18,7 @@ registers this executor without importing dask.
 """
 
 import operator
+import sys
 from functools import partial
 
 import numpy as np
@@ -26,8 +28,10 @@ from ..executors.base import VIEWS, Executor
 from ..graph.fused import single_instruction_group
 from ..graph.primitives import BLOCK_REDUCE_OPS, ELEMENTWISE_OPS, FUSED_OP
 from . import chunks
+from .lowering import LOWERED, auto_chunks
 
-# Primitives with a dask form besides elementwise ones, reductions and views.
+# Primitives with a dask form besides elementwise ones, reductions, views and
+# those of lowering.py.
 DASK_PRIMITIVES = frozenset({"matmul", "full", "iota", "select"})
 
 
@@ -44,7 +48,8 @@ class DaskExecutor(Executor):
 
     def runs(self, op, in_dtypes, dtype):
         name = op.name
-        return name in ELEMENTWISE_OPS or name in BLOCK_REDUCE_OPS or name in VIEWS or name in DASK_PRIMITIVES
+        return (name in ELEMENTWISE_OPS or name in BLOCK_REDUCE_OPS or name in VIEWS or name in DASK_PRIMITIVES
+                or name in LOWERED)
 
     # ---- buffers ---------------------------------------------------------------
 
@@ -54,7 +59,8 @@ class DaskExecutor(Executor):
             raise ValueError("asarray: copy=False cannot share host memory with the dask device "
                              "(dask.array.from_array copies its input)")
         # Named at random, not by hashing the contents (a pass over all of them).
-        return da.from_array(np.asarray(array), chunks="auto", name=False)
+        array = np.asarray(array)
+        return da.from_array(array, chunks=auto_chunks(array.shape), name=False)
 
     def from_scalar(self, value, dtype):
         # A value beyond float16's range becomes inf, as a cast does, without a warning.
@@ -68,6 +74,22 @@ class DaskExecutor(Executor):
 
     def copy(self, buffer):
         return buffer.copy()
+
+    def persist(self, buffers):
+        import dask
+        # On dask's current scheduler: with a distributed Client, the chunks
+        # stay in its workers' memory. One call computes shared work once.
+        held = dask.persist(*buffers)
+        distributed = sys.modules.get("distributed")   # a Client needs it imported
+        if distributed is not None:
+            # A Client persists in the background: wait, so that xp.eval is
+            # a force point and a failing task raises here.
+            futures = distributed.futures_of(held)
+            distributed.wait(futures)
+            for future in futures:
+                if future.status == "error":
+                    future.result()
+        return held
 
     def dlpack(self, buffer, stream, max_version, dl_device, copy):
         if copy is False:
@@ -116,6 +138,8 @@ class DaskExecutor(Executor):
             return partial(iota, shape, dtype, attrs[2])
         if name == "select":
             return operator.itemgetter(attrs[0])
+        if name in LOWERED:
+            return LOWERED[name](step)
         group = single_instruction_group(op, attrs, [(s, d, "C") for s, d in step.in_types], shape, dtype)
         return partial(run_group, group)
 
@@ -168,7 +192,7 @@ def matmul(dtype, a, b):
 def full(shape, dtype, value):
     """A chunked array of `shape` filled with `value` (computed per chunk, never held whole)."""
     import dask.array as da
-    return da.full(shape, value, dtype=dtype.dtype, chunks="auto")
+    return da.full(shape, value, dtype=dtype.dtype, chunks=auto_chunks(shape))
 
 
 def iota(shape, dtype, axis):
@@ -177,7 +201,7 @@ def iota(shape, dtype, axis):
     n = shape[axis]
     line = [1] * len(shape)
     line[axis] = n
-    return broadcast(da.arange(n, dtype=dtype.dtype, chunks="auto").reshape(line), shape)
+    return broadcast(da.arange(n, dtype=dtype.dtype, chunks=auto_chunks((n,))).reshape(line), shape)
 
 
 def broadcast(buffer, shape):
@@ -186,7 +210,7 @@ def broadcast(buffer, shape):
     import dask.array as da
     from dask.array.core import normalize_chunks
     if 0 in shape:
-        return da.broadcast_to(buffer, shape)   # "auto" chunks divide by the size of a block
+        return da.broadcast_to(buffer, shape, chunks=auto_chunks(shape))
     lead = len(shape) - buffer.ndim
     kept = ("auto",) * lead + tuple(c if n == m else "auto"
                                    for c, n, m in zip(buffer.chunks, buffer.shape, shape[lead:]))

@@ -177,6 +177,12 @@ class Executor(ABC):
         """Give back the memory the executor keeps for reuse after the arrays
         using it died (no live array loses anything)."""
 
+    def persist(self, buffers):
+        """The buffers with their values computed and held on the device
+        (`xp.eval`). Where a plan computes as it runs (CPU, GPU), they are
+        already; a dask array is a graph until it is persisted."""
+        return buffers
+
     def synchronize(self):
         """Wait until the work queued on this executor has finished (work is
         queued asynchronously on a GPU; the CPU runs it before returning)."""

@@ -335,15 +335,24 @@ def from_dlpack(x: Any, /, *, device: DeviceLike | None = None, copy: bool | Non
     """
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"from_dlpack: x must implement __dlpack__, got {type(x).__name__}")
-    kind, ordinal = x.__dlpack_device__() if hasattr(x, "__dlpack_device__") else (1, 0)
-    source = executors.device_of_dlpack(kind, ordinal)
-    if source is None:
-        raise BufferError(f"from_dlpack: x is on DLPack device ({kind}, {ordinal}), which no arrayx executor "
-                          f"holds; devices: {[d.name for d in executors.devices()]}")
+    if isinstance(x, Array):
+        # An arrayx array is on its own device, which its DLPack device may
+        # not name (a dask array exports a host copy of its computed values).
+        source = x.device
+    else:
+        kind, ordinal = x.__dlpack_device__() if hasattr(x, "__dlpack_device__") else (1, 0)
+        source = executors.device_of_dlpack(kind, ordinal)
+        if source is None:
+            raise BufferError(f"from_dlpack: x is on DLPack device ({kind}, {ordinal}), which no arrayx executor "
+                              f"holds; devices: {[d.name for d in executors.devices()]}")
     target = source if device is None else check_device(device, "from_dlpack")
     if target != source and copy is False:
         raise ValueError(f"from_dlpack: copy=False but x is on {source.name} and device={target.name} "
                          "needs a copy")
+    if isinstance(x, Array):
+        # Its node as asarray takes it: shared (arrayx mutation rebinds, it
+        # never writes where another array sees it), without computing it.
+        return asarray(x, device=target, copy=copy)
     try:
         buf, shape, dtype = executors.executor_for(source).from_dlpack(x, copy)
     except BufferError:

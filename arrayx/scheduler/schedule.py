@@ -328,6 +328,19 @@ def realize(nodes):
             counters["results_kept"] += len(kept)
 
 
+def evaluate(nodes):
+    """Compute `nodes` and have their executors hold the values (`xp.eval`):
+    on the dask device their graphs are persisted, so later work reads the
+    computed chunks instead of computing them again."""
+    realize(nodes)
+    on_device = {}
+    for node in dict.fromkeys(nodes):
+        on_device.setdefault(node.device, []).append(node)
+    for device, held in on_device.items():
+        for node, buffer in zip(held, executors.executor_for(device).persist([n.buffer for n in held])):
+            node.buffer = buffer
+
+
 def run_dynamic(prim, nodes, attrs):
     """Run a data-dependent primitive now; one realized node per output.
 
