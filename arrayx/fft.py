@@ -17,12 +17,14 @@ kind of the result the standard defines in terms of the input's dtype.
 """
 
 import numbers
+from collections.abc import Sequence
 
 from . import dtypes as dt
 from .namespace.array_object import Array
 from .namespace.build import (P, astype_node, check_device, check_dtype, check_size, integer_argument, make, node_of,
                               normalize_axis, scalar_node, wrap)
 from .namespace.creation import check_dtype_arg, iota
+from .namespace.hints import DType, DeviceLike
 from .namespace.manipulation import roll
 
 __all__ = [
@@ -88,59 +90,207 @@ def _transform_1d(name, prim, x, n, axis, norm, accepts, inverse_real=False):
     return wrap(make(P[prim], (node,), ((axis,), (n,), norm)))
 
 
-def fft(x, /, *, n=None, axis=-1, norm="backward"):
+def fft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Array:
     """Computes the one-dimensional discrete Fourier transform.
 
-    x must have a complex floating-point data type; the result has the same
-    data type and shape, except that `axis` has size n (x is trimmed or
-    zero-padded to n points).
+    Parameters
+    ----------
+    x : Array
+        Input array; must have a complex floating-point data type.
+    n : int | None
+        Number of points of x along axis to transform: x is trimmed or
+        zero-padded to n; None: the size M of that axis. Default: None.
+    axis : int
+        Axis over which to compute the transform (negative counts from the
+        last). Default: -1.
+    norm : str
+        Normalization: 'backward' (none), 'ortho' (1/sqrt(n)) or 'forward'
+        (1/n). Default: 'backward'.
+
+    Returns
+    -------
+    out : Array
+        The transform, of x's dtype and shape, except that axis has size n.
+
+    Raises
+    ------
+    TypeError
+        x not an array or not complex floating-point, or n not an integer.
+    ValueError
+        n < 1 (or an empty axis with n None), an axis out of bounds, or
+        another norm.
     """
     return _transform_1d("fft", "fftn", x, n, axis, norm, "complex floating")
 
 
-def ifft(x, /, *, n=None, axis=-1, norm="backward"):
+def ifft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Array:
     """Computes the one-dimensional inverse discrete Fourier transform.
 
-    x must have a complex floating-point data type; the result has the same
-    data type and shape, except that `axis` has size n.
+    Parameters
+    ----------
+    x : Array
+        Input array; must have a complex floating-point data type.
+    n : int | None
+        Number of points of x along axis to transform: x is trimmed or
+        zero-padded to n; None: the size M of that axis. Default: None.
+    axis : int
+        Axis over which to compute the transform (negative counts from the
+        last). Default: -1.
+    norm : str
+        Normalization: 'backward' (1/n), 'ortho' (1/sqrt(n)) or 'forward'
+        (none). Default: 'backward'.
+
+    Returns
+    -------
+    out : Array
+        The transform, of x's dtype and shape, except that axis has size n.
+
+    Raises
+    ------
+    TypeError
+        x not an array or not complex floating-point, or n not an integer.
+    ValueError
+        n < 1 (or an empty axis with n None), an axis out of bounds, or
+        another norm.
     """
     return _transform_1d("ifft", "ifftn", x, n, axis, norm, "complex floating")
 
 
-def rfft(x, /, *, n=None, axis=-1, norm="backward"):
+def rfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Array:
     """Computes the one-dimensional discrete Fourier transform for real-valued input.
 
-    x must have a real-valued floating-point data type; the result is complex
-    of the same precision, and `axis` has size n//2 + 1.
+    Parameters
+    ----------
+    x : Array
+        Input array; must have a real-valued floating-point data type.
+    n : int | None
+        Number of points of x along axis to transform: x is trimmed or
+        zero-padded to n; None: the size M of that axis. Default: None.
+    axis : int
+        Axis over which to compute the transform (negative counts from the
+        last). Default: -1.
+    norm : str
+        Normalization: 'backward' (none), 'ortho' (1/sqrt(n)) or 'forward'
+        (1/n). Default: 'backward'.
+
+    Returns
+    -------
+    out : Array
+        The non-negative frequency terms, of the complex dtype of x's precision
+        and x's shape, except that axis has size n//2 + 1.
+
+    Raises
+    ------
+    TypeError
+        x not an array or not real floating-point, or n not an integer.
+    ValueError
+        n < 1 (or an empty axis with n None), an axis out of bounds, or
+        another norm.
     """
     return _transform_1d("rfft", "rfftn", x, n, axis, norm, "real floating")
 
 
-def irfft(x, /, *, n=None, axis=-1, norm="backward"):
-    """Computes the one-dimensional inverse of ``rfft`` for complex-valued input.
+def irfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Array:
+    """Computes the one-dimensional inverse of rfft for complex-valued input.
 
-    n is the length of the output along `axis` (default 2*(M-1)); the input is
-    trimmed or zero-padded to n//2 + 1 points. The result is real-valued of
-    the precision of x; pass an odd n for an odd-length output.
+    Parameters
+    ----------
+    x : Array
+        Input array of non-negative frequency terms; must have a complex
+        floating-point data type.
+    n : int | None
+        Number of points along axis in the output; x is trimmed or zero-padded
+        to n//2 + 1 points. None: 2*(M-1), M the size of the axis (pass an odd
+        n for an odd-length output). Default: None.
+    axis : int
+        Axis over which to compute the transform (negative counts from the
+        last). Default: -1.
+    norm : str
+        Normalization: 'backward' (1/n), 'ortho' (1/sqrt(n)) or 'forward'
+        (none). Default: 'backward'.
+
+    Returns
+    -------
+    out : Array
+        The real-valued transform, of the real dtype of x's precision and x's
+        shape, except that axis has size n.
+
+    Raises
+    ------
+    TypeError
+        x not an array or not complex floating-point, or n not an integer.
+    ValueError
+        n < 1 (or an axis of size 1 or less with n None), an axis out of
+        bounds, or another norm.
     """
     return _transform_1d("irfft", "irfftn", x, n, axis, norm, "complex floating", inverse_real=True)
 
 
-def hfft(x, /, *, n=None, axis=-1, norm="backward"):
+def hfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Array:
     """Computes the one-dimensional discrete Fourier transform of a signal with Hermitian symmetry.
 
-    n is the length of the output along `axis` (default 2*(M-1)); the input is
-    trimmed or zero-padded to n//2 + 1 points. The result is real-valued of
-    the precision of x.
+    Parameters
+    ----------
+    x : Array
+        Input array, the first half of a Hermitian-symmetric signal; must have
+        a complex floating-point data type.
+    n : int | None
+        Number of points along axis in the output; x is trimmed or zero-padded
+        to n//2 + 1 points. None: 2*(M-1), M the size of the axis. Default: None.
+    axis : int
+        Axis over which to compute the transform (negative counts from the
+        last). Default: -1.
+    norm : str
+        Normalization: 'backward' (none), 'ortho' (1/sqrt(n)) or 'forward'
+        (1/n). Default: 'backward'.
+
+    Returns
+    -------
+    out : Array
+        The real-valued transform, of the real dtype of x's precision and x's
+        shape, except that axis has size n.
+
+    Raises
+    ------
+    TypeError
+        x not an array or not complex floating-point, or n not an integer.
+    ValueError
+        n < 1 (or an axis of size 1 or less with n None), an axis out of
+        bounds, or another norm.
     """
     return _transform_1d("hfft", "hfft", x, n, axis, norm, "complex floating", inverse_real=True)
 
 
-def ihfft(x, /, *, n=None, axis=-1, norm="backward"):
+def ihfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Array:
     """Computes the one-dimensional inverse discrete Fourier transform of a signal with Hermitian symmetry.
 
-    x must have a real-valued floating-point data type; the result is complex
-    of the same precision, and `axis` has size n//2 + 1.
+    Parameters
+    ----------
+    x : Array
+        Input array; must have a real-valued floating-point data type.
+    n : int | None
+        Number of points of x along axis to transform: x is trimmed or
+        zero-padded to n; None: the size M of that axis. Default: None.
+    axis : int
+        Axis over which to compute the transform (negative counts from the
+        last). Default: -1.
+    norm : str
+        Normalization: 'backward' (1/n), 'ortho' (1/sqrt(n)) or 'forward'
+        (none). Default: 'backward'.
+
+    Returns
+    -------
+    out : Array
+        The non-negative frequency terms, of the complex dtype of x's precision
+        and x's shape, except that axis has size n//2 + 1.
+
+    Raises
+    ------
+    TypeError
+        x not an array or not real floating-point, or n not an integer.
+    ValueError
+        n < 1 (or an empty axis with n None), an axis out of bounds, or
+        another norm.
     """
     return _transform_1d("ihfft", "ihfft", x, n, axis, norm, "real floating")
 
@@ -202,41 +352,148 @@ def _real_nd(name, x, s, axes, norm, accepts, inverse_real):
     return wrap(make(P[name], (node,), (axes, sizes, norm)))
 
 
-def fftn(x, /, *, s=None, axes=None, norm="backward"):
+def fftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
+         norm: str = "backward") -> Array:
     """Computes the n-dimensional discrete Fourier transform.
 
-    x must have a complex floating-point data type; the result has the same
-    data type and shape, except that axis axes[i] has size s[i]. s needs axes;
-    s[i] == -1 uses the whole axis.
+    Parameters
+    ----------
+    x : Array
+        Input array; must have a complex floating-point data type.
+    s : sequence of ints | None
+        Number of points to transform along each of axes: x is trimmed or
+        zero-padded to s[i] along axes[i]; -1 or None: the size of the axis.
+        Requires axes. Default: None.
+    axes : sequence of ints | None
+        Axes over which to compute the transform, each once (negative counts
+        from the last); None: all axes. Default: None.
+    norm : str
+        Normalization: 'backward' (none), 'ortho' (1/sqrt(n)) or 'forward'
+        (1/n), n the product of the transform lengths. Default: 'backward'.
+
+    Returns
+    -------
+    out : Array
+        The transform, of x's dtype and shape, except that axes[i] has size s[i].
+
+    Raises
+    ------
+    TypeError
+        x not an array or not complex floating-point, or s or axes not a
+        sequence of integers.
+    ValueError
+        s without axes, s and axes of different lengths, a length < 1, an axis
+        out of bounds or repeated, or another norm.
     """
     return _complex_nd("fftn", x, s, axes, norm)
 
 
-def ifftn(x, /, *, s=None, axes=None, norm="backward"):
+def ifftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
+          norm: str = "backward") -> Array:
     """Computes the n-dimensional inverse discrete Fourier transform.
 
-    x must have a complex floating-point data type; the result has the same
-    data type and shape, except that axis axes[i] has size s[i].
+    Parameters
+    ----------
+    x : Array
+        Input array; must have a complex floating-point data type.
+    s : sequence of ints | None
+        Number of points to transform along each of axes: x is trimmed or
+        zero-padded to s[i] along axes[i]; -1 or None: the size of the axis.
+        Requires axes. Default: None.
+    axes : sequence of ints | None
+        Axes over which to compute the transform, each once (negative counts
+        from the last); None: all axes. Default: None.
+    norm : str
+        Normalization: 'backward' (1/n), 'ortho' (1/sqrt(n)) or 'forward'
+        (none), n the product of the transform lengths. Default: 'backward'.
+
+    Returns
+    -------
+    out : Array
+        The transform, of x's dtype and shape, except that axes[i] has size s[i].
+
+    Raises
+    ------
+    TypeError
+        x not an array or not complex floating-point, or s or axes not a
+        sequence of integers.
+    ValueError
+        s without axes, s and axes of different lengths, a length < 1, an axis
+        out of bounds or repeated, or another norm.
     """
     return _complex_nd("ifftn", x, s, axes, norm)
 
 
-def rfftn(x, /, *, s=None, axes=None, norm="backward"):
+def rfftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
+          norm: str = "backward") -> Array:
     """Computes the n-dimensional discrete Fourier transform for real-valued input.
 
-    x must have a real-valued floating-point data type; the result is complex
-    of the same precision, the last transformed axis has size s[-1]//2 + 1 and
-    the others size s[i].
+    Parameters
+    ----------
+    x : Array
+        Input array; must have a real-valued floating-point data type.
+    s : sequence of ints | None
+        Number of points to transform along each of axes: x is trimmed or
+        zero-padded to s[i] along axes[i]; -1 or None: the size of the axis.
+        Requires axes. Default: None.
+    axes : sequence of ints | None
+        Axes over which to compute the transform, at least one, each once
+        (negative counts from the last); None: all axes. Default: None.
+    norm : str
+        Normalization: 'backward' (none), 'ortho' (1/sqrt(n)) or 'forward'
+        (1/n), n the product of the transform lengths. Default: 'backward'.
+
+    Returns
+    -------
+    out : Array
+        The transform, of the complex dtype of x's precision and x's shape,
+        except that the last of axes has size s[-1]//2 + 1 and the others s[i].
+
+    Raises
+    ------
+    TypeError
+        x not an array or not real floating-point, or s or axes not a sequence
+        of integers.
+    ValueError
+        s without axes, s and axes of different lengths, a length < 1, no axes,
+        an axis out of bounds or repeated, or another norm.
     """
     return _real_nd("rfftn", x, s, axes, norm, "real floating", inverse_real=False)
 
 
-def irfftn(x, /, *, s=None, axes=None, norm="backward"):
-    """Computes the n-dimensional inverse of ``rfftn`` for complex-valued input.
+def irfftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
+           norm: str = "backward") -> Array:
+    """Computes the n-dimensional inverse of rfftn for complex-valued input.
 
-    s gives the sizes of the output along `axes` (default: the sizes of x,
-    except 2*(M-1) for the last transformed axis). The result is real-valued
-    of the precision of x.
+    Parameters
+    ----------
+    x : Array
+        Input array; must have a complex floating-point data type.
+    s : sequence of ints | None
+        Number of points along each of axes in the output; -1 or None: the
+        size of the axis, except 2*(M-1) for the last of axes when s is None.
+        Requires axes. Default: None.
+    axes : sequence of ints | None
+        Axes over which to compute the transform, at least one, each once
+        (negative counts from the last); None: all axes. Default: None.
+    norm : str
+        Normalization: 'backward' (1/n), 'ortho' (1/sqrt(n)) or 'forward'
+        (none), n the product of the output lengths. Default: 'backward'.
+
+    Returns
+    -------
+    out : Array
+        The real-valued transform, of the real dtype of x's precision and x's
+        shape, except that axes[i] has size s[i].
+
+    Raises
+    ------
+    TypeError
+        x not an array or not complex floating-point, or s or axes not a
+        sequence of integers.
+    ValueError
+        s without axes, s and axes of different lengths, a length < 1, no axes,
+        an axis out of bounds or repeated, or another norm.
     """
     return _real_nd("irfftn", x, s, axes, norm, "complex floating", inverse_real=True)
 
@@ -266,12 +523,34 @@ def _scaled(name, k, n, d, dtype, device):
     return wrap(astype_node(make(P["multiply"], (k, scale)), dtype))
 
 
-def fftfreq(n, /, *, d=1.0, dtype=None, device=None):
+def fftfreq(n: int, /, *, d: float = 1.0, dtype: DType | None = None, device: DeviceLike | None = None) -> Array:
     """Computes the discrete Fourier transform sample frequencies.
 
-    f = [0, 1, ..., n/2-1, -n/2, ..., -1] / (d*n) if n is even, and
-    [0, 1, ..., (n-1)/2, -(n-1)/2, ..., -1] / (d*n) if n is odd. dtype must be
-    a real-valued floating-point dtype (default: the default floating dtype).
+    Parameters
+    ----------
+    n : int
+        Window length, at least 1.
+    d : float
+        Sample spacing, non-zero. Default: 1.0.
+    dtype : DType | None
+        Output array data type, real floating-point; None: the default real
+        floating-point dtype. Default: None.
+    device : Device | str | None
+        Device to place the array on, or its name; None: the default device.
+
+    Returns
+    -------
+    out : Array
+        The n frequencies [0, 1, ..., n/2-1, -n/2, ..., -1] / (d*n) for even n,
+        [0, 1, ..., (n-1)/2, -(n-1)/2, ..., -1] / (d*n) for odd n.
+
+    Raises
+    ------
+    TypeError
+        n not an integer, d not a real number, or a dtype that is not real
+        floating-point.
+    ValueError
+        n < 1, d == 0, or an unknown device.
     """
     n, d, dtype, device = _freq_args("fftfreq", n, d, dtype, device)
     check_size((n,), dt.float64, "fftfreq")  # the frequencies are computed in float64
@@ -283,11 +562,34 @@ def fftfreq(n, /, *, d=1.0, dtype=None, device=None):
     return _scaled("fftfreq", k, n, d, dtype, device)
 
 
-def rfftfreq(n, /, *, d=1.0, dtype=None, device=None):
-    """Computes the discrete Fourier transform sample frequencies (for ``rfft`` and ``irfft``).
+def rfftfreq(n: int, /, *, d: float = 1.0, dtype: DType | None = None, device: DeviceLike | None = None) -> Array:
+    """Computes the discrete Fourier transform sample frequencies (for rfft and irfft).
 
-    f = [0, 1, ..., n//2] / (d*n); the Nyquist frequency component is
-    considered to be positive. The result has shape (n//2 + 1,).
+    Parameters
+    ----------
+    n : int
+        Window length, at least 1.
+    d : float
+        Sample spacing, non-zero. Default: 1.0.
+    dtype : DType | None
+        Output array data type, real floating-point; None: the default real
+        floating-point dtype. Default: None.
+    device : Device | str | None
+        Device to place the array on, or its name; None: the default device.
+
+    Returns
+    -------
+    out : Array
+        The n//2 + 1 frequencies [0, 1, ..., n//2] / (d*n); the Nyquist
+        frequency component is considered positive.
+
+    Raises
+    ------
+    TypeError
+        n not an integer, d not a real number, or a dtype that is not real
+        floating-point.
+    ValueError
+        n < 1, d == 0, or an unknown device.
     """
     n, d, dtype, device = _freq_args("rfftfreq", n, d, dtype, device)
     check_size((n // 2 + 1,), dt.float64, "rfftfreq")  # the frequencies are computed in float64
@@ -313,19 +615,55 @@ def _shift(name, x, axes, inverse):
     return roll(x, shifts, axis=axes)
 
 
-def fftshift(x, /, *, axes=None):
+def fftshift(x: Array, /, *, axes: int | Sequence[int] | None = None) -> Array:
     """Shifts the zero-frequency component to the center of the spectrum.
 
-    This function swaps half-spaces for all axes (dimensions) specified by
-    ``axes`` (default: all axes). x must have a floating-point data type.
+    Parameters
+    ----------
+    x : Array
+        Input array; should have a floating-point data type.
+    axes : int | sequence of ints | None
+        Axes over which to shift, each once (negative counts from the last);
+        None: all axes. Default: None.
+
+    Returns
+    -------
+    out : Array
+        x with its half-spaces swapped along axes (element n//2 first), of x's
+        dtype and shape.
+
+    Raises
+    ------
+    TypeError
+        x not an array or not floating-point, or axes not integers.
+    ValueError
+        An axis out of bounds or repeated.
     """
     return _shift("fftshift", x, axes, inverse=False)
 
 
-def ifftshift(x, /, *, axes=None):
-    """Inverse of ``fftshift``.
+def ifftshift(x: Array, /, *, axes: int | Sequence[int] | None = None) -> Array:
+    """Inverse of fftshift.
 
-    Although identical for even-length x, fftshift and ifftshift differ by one
-    sample for odd-length x.
+    Parameters
+    ----------
+    x : Array
+        Input array; should have a floating-point data type.
+    axes : int | sequence of ints | None
+        Axes over which to shift, each once (negative counts from the last);
+        None: all axes. Default: None.
+
+    Returns
+    -------
+    out : Array
+        x shifted back along axes, of x's dtype and shape. For odd lengths
+        this differs from fftshift by one element.
+
+    Raises
+    ------
+    TypeError
+        x not an array or not floating-point, or axes not integers.
+    ValueError
+        An axis out of bounds or repeated.
     """
     return _shift("ifftshift", x, axes, inverse=True)

@@ -25,6 +25,7 @@ from .namespace.build import (P, astype_node, broadcast_node, broadcast_shapes, 
                               integer_argument, make, node_of, normalize_axes, reshape_node, same_device, scalar_node,
                               wrap)
 from .namespace.creation import eye
+from .namespace.hints import Axes, DType
 from .namespace.linear_algebra import (contraction_axis, matmul, matrix_transpose, numeric_operands,
                                        permute_node, tensordot, vecdot)
 from .namespace.statistical import accumulate, sum_dtype
@@ -176,21 +177,66 @@ def _tolerance(s, tol):
 
 # --- the functions ---------------------------------------------------------
 
-def cholesky(x, /, *, upper=False):
-    """Returns the lower (upper) Cholesky decomposition of a complex Hermitian or real symmetric
-    positive-definite matrix x.
+def cholesky(x: Array, /, *, upper: bool = False) -> Array:
+    """Returns the lower (upper) Cholesky decomposition of a complex Hermitian or real symmetric positive-
+    definite matrix x.
 
-    Whether x is Hermitian positive-definite is not checked.
+    Parameters
+    ----------
+    x : Array
+        Input array of shape (..., M, M) of Hermitian (or real symmetric)
+        positive-definite matrices (not checked); should have a floating-point
+        data type.
+    upper : bool
+        Whether to return the upper-triangular factor U (x = U^H U) instead of
+        the lower-triangular L (x = L L^H). Default: False.
+
+    Returns
+    -------
+    out : Array
+        The Cholesky factors, of the shape and dtype of x.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or of a dtype other than float32, float64, complex64 or
+        complex128 (LAPACK has no float16: cast with astype).
+    ValueError
+        x not a square matrix or a stack of them.
+    numpy.linalg.LinAlgError
+        A matrix that is not positive-definite, when the result is computed.
     """
     node = _matrices(x, "linalg.cholesky", square=True, lapack=True)
     return wrap(make(P["cholesky"], (node,), (bool(upper),)))
 
 
-def cross(x1, x2, /, *, axis=-1):
+def cross(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     """Returns the cross product of 3-element vectors.
 
-    The axis (counted from the last axis) must have size 3 in both x1 and x2;
-    the other axes broadcast.
+    Parameters
+    ----------
+    x1 : Array
+        First input array; must have a numeric data type and size 3 along axis.
+    x2 : Array
+        Second input array; must have a numeric data type and size 3 along
+        axis, and broadcast against x1 along the other axes.
+    axis : int
+        Axis containing the vectors, counted from the last: on [-N, -1], N the
+        smaller number of dimensions (a non-negative axis only when both have
+        the same number). Default: -1.
+
+    Returns
+    -------
+    out : Array
+        The cross products, with the dtype the operands promote to.
+
+    Raises
+    ------
+    TypeError
+        An operand not an array or not numeric, or axis not an integer.
+    ValueError
+        Size other than 3 along axis, an axis out of bounds or ambiguous,
+        shapes that do not broadcast, or operands on different devices.
     """
     name = "linalg.cross"
     n1, n2 = numeric_operands(name, x1, x2)
@@ -217,57 +263,187 @@ def cross(x1, x2, /, *, axis=-1):
     return wrap(make(P["concat"], parts, (len(shape) + axis,)))
 
 
-def det(x, /):
-    """Returns the determinant of a square matrix (or a stack of square matrices) x."""
+def det(x: Array, /) -> Array:
+    """Returns the determinant of a square matrix (or a stack of square matrices) x.
+
+    Parameters
+    ----------
+    x : Array
+        Input array of shape (..., M, M); should have a floating-point data type.
+
+    Returns
+    -------
+    out : Array
+        The determinants, of shape x.shape[:-2] and x's dtype.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or of a dtype other than float32, float64, complex64 or
+        complex128 (LAPACK has no float16: cast with astype).
+    ValueError
+        x not a square matrix or a stack of them.
+    """
     return wrap(make(P["det"], (_matrices(x, "linalg.det", square=True, lapack=True),)))
 
 
-def diagonal(x, /, *, offset=0):
+def diagonal(x: Array, /, *, offset: int = 0) -> Array:
     """Returns the specified diagonals of a matrix (or a stack of matrices) x.
 
-    offset = 0 is the main diagonal, offset > 0 a diagonal above it, offset < 0
-    one below; an offset beyond the matrix gives diagonals of size 0.
+    Parameters
+    ----------
+    x : Array
+        Input array of shape (..., M, N): a stack of M x N matrices.
+    offset : int
+        Offset of the diagonal from the main diagonal: positive above it,
+        negative below it. Default: 0.
+
+    Returns
+    -------
+    out : Array
+        The diagonals, of shape x.shape[:-2] + (K,) for a diagonal of K
+        elements (0 for an offset beyond the matrix), and x's dtype.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or offset not an integer.
+    ValueError
+        x with fewer than two dimensions.
     """
     node = _matrices(x, "linalg.diagonal", accepts=None)
     return wrap(make(P["diagonal"], (node,), (integer_argument(offset, "linalg.diagonal", "offset"),)))
 
 
-def eig(x, /):
+def eig(x: Array, /) -> EigResult:
     """Returns eigenvalues and eigenvectors of a real or complex matrix (or stack of matrices) x.
 
-    Both fields have the complex dtype of x's precision; eigenvalue order is
-    unspecified.
+    Parameters
+    ----------
+    x : Array
+        Input array of shape (..., M, M); should have a floating-point data type.
+
+    Returns
+    -------
+    out : EigResult
+        A namedtuple (eigenvalues, eigenvectors) of shapes (..., M) and
+        (..., M, M), the eigenvectors as columns; both of the complex dtype of
+        x's precision. Their order is unspecified.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or of a dtype other than float32, float64, complex64 or
+        complex128 (LAPACK has no float16: cast with astype).
+    ValueError
+        x not a square matrix or a stack of them.
     """
     node = _matrices(x, "linalg.eig", square=True, lapack=True)
     return EigResult(*(wrap(n) for n in apply_multi(P["eig"], (node,))))
 
 
-def eigh(x, /):
-    """Returns an eigenvalue decomposition of a complex Hermitian or real symmetric matrix (or a
-    stack of matrices) x.
+def eigh(x: Array, /) -> EighResult:
+    """Returns an eigenvalue decomposition of a complex Hermitian or real symmetric matrix (or a stack of
+    matrices) x.
 
-    The eigenvalues are real (their order is unspecified); whether x is
-    Hermitian is not checked.
+    Parameters
+    ----------
+    x : Array
+        Input array of shape (..., M, M) of Hermitian (or real symmetric)
+        matrices (not checked); should have a floating-point data type.
+
+    Returns
+    -------
+    out : EighResult
+        A namedtuple (eigenvalues, eigenvectors): the eigenvalues, of shape
+        (..., M) and x's real dtype (their order is unspecified); the
+        eigenvectors as columns, of x's shape and dtype.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or of a dtype other than float32, float64, complex64 or
+        complex128 (LAPACK has no float16: cast with astype).
+    ValueError
+        x not a square matrix or a stack of them.
     """
     node = _matrices(x, "linalg.eigh", square=True, lapack=True)
     return EighResult(*(wrap(n) for n in apply_multi(P["eigh"], (node,))))
 
 
-def eigvals(x, /):
-    """Returns the eigenvalues of a real or complex matrix (or a stack of matrices) x (complex dtype)."""
+def eigvals(x: Array, /) -> Array:
+    """Returns the eigenvalues of a real or complex matrix (or a stack of matrices) x.
+
+    Parameters
+    ----------
+    x : Array
+        Input array of shape (..., M, M); should have a floating-point data type.
+
+    Returns
+    -------
+    out : Array
+        The eigenvalues, of shape (..., M) and the complex dtype of x's
+        precision. Their order is unspecified.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or of a dtype other than float32, float64, complex64 or
+        complex128 (LAPACK has no float16: cast with astype).
+    ValueError
+        x not a square matrix or a stack of them.
+    """
     return wrap(make(P["eigvals"], (_matrices(x, "linalg.eigvals", square=True, lapack=True),)))
 
 
-def eigvalsh(x, /):
-    """Returns the eigenvalues of a complex Hermitian or real symmetric matrix (or a stack of
-    matrices) x (real dtype; their order is unspecified)."""
+def eigvalsh(x: Array, /) -> Array:
+    """Returns the eigenvalues of a complex Hermitian or real symmetric matrix (or a stack of matrices) x.
+
+    Parameters
+    ----------
+    x : Array
+        Input array of shape (..., M, M) of Hermitian (or real symmetric)
+        matrices (not checked); should have a floating-point data type.
+
+    Returns
+    -------
+    out : Array
+        The eigenvalues, of shape (..., M) and x's real dtype. Their order is
+        unspecified.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or of a dtype other than float32, float64, complex64 or
+        complex128 (LAPACK has no float16: cast with astype).
+    ValueError
+        x not a square matrix or a stack of them.
+    """
     return wrap(make(P["eigvalsh"], (_matrices(x, "linalg.eigvalsh", square=True, lapack=True),)))
 
 
-def inv(x, /):
+def inv(x: Array, /) -> Array:
     """Returns the multiplicative inverse of a square matrix (or a stack of square matrices) x.
 
-    A singular matrix raises LinAlgError when the array is computed.
+    Parameters
+    ----------
+    x : Array
+        Input array of shape (..., M, M); should have a floating-point data type.
+
+    Returns
+    -------
+    out : Array
+        The inverses, of the shape and dtype of x.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or of a dtype other than float32, float64, complex64 or
+        complex128 (LAPACK has no float16: cast with astype).
+    ValueError
+        x not a square matrix or a stack of them.
+    numpy.linalg.LinAlgError
+        A singular matrix, when the result is computed.
     """
     return wrap(make(P["inv"], (_matrices(x, "linalg.inv", square=True, lapack=True),)))
 
@@ -275,13 +451,33 @@ def inv(x, /):
 _MATRIX_ORDS = (1, -1, 2, -2, math.inf, -math.inf)
 
 
-def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+def matrix_norm(x: Array, /, *, keepdims: bool = False, ord: int | float | str = "fro") -> Array:
     """Computes the matrix norm of a matrix (or a stack of matrices) x.
 
-    ord: 'fro' (Frobenius), 'nuc' (nuclear: sum of singular values), 1 / -1
-    (max / min over columns of the sum of absolute values), 2 / -2 (largest /
-    smallest singular value), inf / -inf (max / min over rows of the sum of
-    absolute values). The norm of an empty matrix is 0.
+    Parameters
+    ----------
+    x : Array
+        Input array of shape (..., M, N); should have a floating-point data type.
+    keepdims : bool
+        Whether to keep the last two axes as singleton dimensions. Default: False.
+    ord : int | float | str
+        Order of the norm: 'fro' (Frobenius), 'nuc' (sum of singular values),
+        1 / -1 (max / min column sum of absolute values), 2 / -2 (largest /
+        smallest singular value), inf / -inf (max / min row sum of absolute
+        values). Default: 'fro'.
+
+    Returns
+    -------
+    out : Array
+        The norms (0 for an empty matrix), of x's real floating-point dtype.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or not of a floating-point dtype (for 'nuc', 2 and -2,
+        float16 too: LAPACK has no routine for it).
+    ValueError
+        x with fewer than two dimensions, or another ord.
     """
     name = "linalg.matrix_norm"
     node = _matrices(x, name)
@@ -313,11 +509,30 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     return wrap(out)
 
 
-def matrix_power(x, n, /):
+def matrix_power(x: Array, n: int, /) -> Array:
     """Raises a square matrix (or a stack of square matrices) x to an integer power n.
 
-    n = 0 gives the identity; n < 0 the inverse raised to -n (x must be
-    invertible). Computed by repeated squaring: about 2 log2(|n|) products.
+    Parameters
+    ----------
+    x : Array
+        Input array of shape (..., M, M); should have a floating-point data type.
+    n : int
+        Integer exponent: 0 gives the identity, a negative n the inverse raised
+        to -n (by repeated squaring: about 2 log2(|n|) products).
+
+    Returns
+    -------
+    out : Array
+        The powers, of the shape and dtype of x.
+
+    Raises
+    ------
+    TypeError
+        x not an array or not floating-point, or n not an integer.
+    ValueError
+        x not a square matrix or a stack of them.
+    numpy.linalg.LinAlgError
+        A singular matrix with a negative n, when the result is computed.
     """
     name = "linalg.matrix_power"
     node = _matrices(x, name, square=True)
@@ -336,12 +551,32 @@ def matrix_power(x, n, /):
         power = make(P["matmul"], (power, power))
 
 
-def matrix_rank(x, /, *, rtol=None):
+def matrix_rank(x: Array, /, *, rtol: float | Array | None = None) -> Array:
     """Returns the rank (i.e., number of non-zero singular values) of a matrix (or a stack of matrices).
 
-    Singular values at most rtol * (the largest singular value) count as zero;
-    rtol defaults to max(M, N) * eps of x's real dtype, and an array rtol
-    broadcasts against x's stack shape.
+    Parameters
+    ----------
+    x : Array
+        Input array of shape (..., M, N); should have a floating-point data type.
+    rtol : float | Array | None
+        Relative tolerance: singular values at most rtol times the largest count
+        as zero. An array must be real floating-point and broadcast against
+        x.shape[:-2]; None: max(M, N) times the machine epsilon of x's real
+        dtype. Default: None.
+
+    Returns
+    -------
+    out : Array
+        The ranks, of shape x.shape[:-2] (broadcast with rtol's) and the
+        default integer dtype.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or of a dtype other than float32, float64, complex64 or
+        complex128 (LAPACK has no float16); an rtol of another type.
+    ValueError
+        x with fewer than two dimensions, or an rtol that does not broadcast.
     """
     name = "linalg.matrix_rank"
     node = _matrices(x, name, lapack=True)
@@ -353,8 +588,28 @@ def matrix_rank(x, /, *, rtol=None):
     return wrap(_reduce("sum", nonzero, _last(nonzero)))
 
 
-def outer(x1, x2, /):
-    """Returns the outer product of two vectors x1 and x2 (shape (N, M))."""
+def outer(x1: Array, x2: Array, /) -> Array:
+    """Returns the outer product of two vectors x1 and x2.
+
+    Parameters
+    ----------
+    x1 : Array
+        First one-dimensional input array, of size N; must have a numeric data type.
+    x2 : Array
+        Second one-dimensional input array, of size M; must have a numeric data type.
+
+    Returns
+    -------
+    out : Array
+        The outer product, of shape (N, M) and the dtype the operands promote to.
+
+    Raises
+    ------
+    TypeError
+        An operand not an array, or not numeric.
+    ValueError
+        An operand that is not one-dimensional, or operands on different devices.
+    """
     name = "linalg.outer"
     n1, n2 = numeric_operands(name, x1, x2)
     for n, argname in ((n1, "x1"), (n2, "x2")):
@@ -365,12 +620,31 @@ def outer(x1, x2, /):
     return wrap(make(P["multiply"], (column, row)))
 
 
-def pinv(x, /, *, rtol=None):
+def pinv(x: Array, /, *, rtol: float | Array | None = None) -> Array:
     """Returns the (Moore-Penrose) pseudo-inverse of a matrix (or a stack of matrices) x.
 
-    Singular values at most rtol * (the largest singular value) are treated as
-    zero; rtol defaults to max(M, N) * eps of x's real dtype, and an array rtol
-    broadcasts against x's stack shape.
+    Parameters
+    ----------
+    x : Array
+        Input array of shape (..., M, N); should have a floating-point data type.
+    rtol : float | Array | None
+        Relative tolerance: singular values at most rtol times the largest are
+        treated as zero. An array must be real floating-point and broadcast
+        against x.shape[:-2]; None: max(M, N) times the machine epsilon of x's
+        real dtype. Default: None.
+
+    Returns
+    -------
+    out : Array
+        The pseudo-inverses, of shape (..., N, M) and x's dtype.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or of a dtype other than float32, float64, complex64 or
+        complex128 (LAPACK has no float16); an rtol of another type.
+    ValueError
+        x with fewer than two dimensions, or an rtol that does not broadcast.
     """
     name = "linalg.pinv"
     node = _matrices(x, name, lapack=True)
@@ -399,11 +673,31 @@ def _conj_transpose(node):
     return make(P["conj"], (node,)) if node.dtype in dt.COMPLEX else node
 
 
-def qr(x, /, *, mode="reduced"):
+def qr(x: Array, /, *, mode: str = "reduced") -> QRResult:
     """Returns the QR decomposition of a full column rank matrix (or a stack of matrices).
 
-    mode 'reduced': Q (..., M, K) and R (..., K, N) with K = min(M, N);
-    'complete': Q (..., M, M) and R (..., M, N).
+    Parameters
+    ----------
+    x : Array
+        Input array of shape (..., M, N); should have a floating-point data type.
+    mode : str
+        'reduced': Q of shape (..., M, K) and R of shape (..., K, N), K =
+        min(M, N); 'complete': Q of shape (..., M, M) and R of shape
+        (..., M, N). Default: 'reduced'.
+
+    Returns
+    -------
+    out : QRResult
+        A namedtuple (Q, R): Q with orthonormal columns, R upper-triangular,
+        both of x's dtype.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or of a dtype other than float32, float64, complex64 or
+        complex128 (LAPACK has no float16: cast with astype).
+    ValueError
+        x with fewer than two dimensions, or another mode.
     """
     name = "linalg.qr"
     node = _matrices(x, name, lapack=True)
@@ -412,21 +706,64 @@ def qr(x, /, *, mode="reduced"):
     return QRResult(*(wrap(n) for n in apply_multi(P["qr"], (node,), (mode,))))
 
 
-def slogdet(x, /):
-    """Returns the sign and the natural logarithm of the absolute value of the determinant of a
-    square matrix (or a stack of square matrices) x.
+def slogdet(x: Array, /) -> SlogdetResult:
+    """Returns the sign and the natural logarithm of the absolute value of the determinant of a square
+    matrix (or a stack of square matrices) x.
 
-    A zero determinant gives sign 0 and logabsdet -inf.
+    Parameters
+    ----------
+    x : Array
+        Input array of shape (..., M, M); should have a floating-point data type.
+
+    Returns
+    -------
+    out : SlogdetResult
+        A namedtuple (sign, logabsdet), each of shape x.shape[:-2]: sign of
+        x's dtype (a unit complex number for complex x), logabsdet of its real
+        dtype. A zero determinant gives sign 0 and logabsdet -inf.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or of a dtype other than float32, float64, complex64 or
+        complex128 (LAPACK has no float16: cast with astype).
+    ValueError
+        x not a square matrix or a stack of them.
     """
     node = _matrices(x, "linalg.slogdet", square=True, lapack=True)
     return SlogdetResult(*(wrap(n) for n in apply_multi(P["slogdet"], (node,))))
 
 
-def solve(x1, x2, /):
+def solve(x1: Array, x2: Array, /) -> Array:
     """Returns the solution of a square system of linear equations with a unique solution.
 
-    x1 has shape (..., M, M); x2 has shape (M,) (one vector, for every matrix
-    in x1) or (..., M, K), whose stack shape broadcasts against x1's.
+    Parameters
+    ----------
+    x1 : Array
+        Coefficient array A of shape (..., M, M), of full rank; should have a
+        floating-point data type.
+    x2 : Array
+        Ordinate array B: of shape (M,), one vector for every matrix of x1; or
+        (..., M, K), whose stack shape broadcasts against x1's. Should have a
+        floating-point data type.
+
+    Returns
+    -------
+    out : Array
+        The solution X of A X = B: of shape x1.shape[:-2] + (M,) for a vector
+        x2, else the broadcast stack shape + (M, K); the dtype the operands
+        promote to.
+
+    Raises
+    ------
+    TypeError
+        An operand not an array or not floating-point (float16 included:
+        LAPACK has no routine for it).
+    ValueError
+        x1 not square, x2 of a shape that does not match it, or operands on
+        different devices.
+    numpy.linalg.LinAlgError
+        A singular matrix, when the result is computed.
     """
     name = "linalg.solve"
     n1, n2 = node_of(x1, name, "x1"), node_of(x2, name, "x2")
@@ -447,27 +784,88 @@ def solve(x1, x2, /):
     return wrap(make(P["solve"], (_lapack(n1, name, "x1"), _lapack(n2, name, "x2"))))
 
 
-def svd(x, /, *, full_matrices=True):
+def svd(x: Array, /, *, full_matrices: bool = True) -> SVDResult:
     """Returns a singular value decomposition (SVD) of a matrix (or a stack of matrices) x.
 
-    x = U @ diag(S) @ Vh with S in descending order; full_matrices=False keeps
-    only the leading K = min(M, N) singular vectors.
+    Parameters
+    ----------
+    x : Array
+        Input array of shape (..., M, N); should have a floating-point data type.
+    full_matrices : bool
+        True: U of shape (..., M, M) and Vh of shape (..., N, N); False: only
+        the leading K = min(M, N) singular vectors, U (..., M, K) and Vh
+        (..., K, N). Default: True.
+
+    Returns
+    -------
+    out : SVDResult
+        A namedtuple (U, S, Vh) with x = U @ diag(S) @ Vh: U and Vh of x's
+        dtype, S of shape (..., K), of x's real dtype, in descending order.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or of a dtype other than float32, float64, complex64 or
+        complex128 (LAPACK has no float16: cast with astype).
+    ValueError
+        x with fewer than two dimensions.
     """
     node = _matrices(x, "linalg.svd", lapack=True)
     return SVDResult(*(wrap(n) for n in apply_multi(P["svd"], (node,), (bool(full_matrices),))))
 
 
-def svdvals(x, /):
-    """Returns the singular values of a matrix (or a stack of matrices) x, in descending order."""
+def svdvals(x: Array, /) -> Array:
+    """Returns the singular values of a matrix (or a stack of matrices) x.
+
+    Parameters
+    ----------
+    x : Array
+        Input array of shape (..., M, N); should have a floating-point data type.
+
+    Returns
+    -------
+    out : Array
+        The singular values in descending order, of shape (..., K), K =
+        min(M, N), and x's real dtype.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or of a dtype other than float32, float64, complex64 or
+        complex128 (LAPACK has no float16: cast with astype).
+    ValueError
+        x with fewer than two dimensions.
+    """
     return wrap(make(P["svdvals"], (_matrices(x, "linalg.svdvals", lapack=True),)))
 
 
-def trace(x, /, *, offset=0, dtype=None):
+def trace(x: Array, /, *, offset: int = 0, dtype: DType | None = None) -> Array:
     """Returns the sum along the specified diagonals of a matrix (or a stack of matrices) x.
 
-    With dtype=None, signed integers accumulate in the default integer dtype
-    and unsigned ones in uint64; other dtypes keep x's dtype. The diagonal is
-    cast to the accumulation dtype before it is summed.
+    Parameters
+    ----------
+    x : Array
+        Input array of shape (..., M, N); should have a numeric data type.
+    offset : int
+        Offset of the diagonal from the main diagonal: positive above it,
+        negative below it. Default: 0.
+    dtype : DType | None
+        Data type of the result, in which the diagonal is summed; None: x's
+        dtype, except that bool and signed integers take the default integer
+        dtype and unsigned integers uint64. Default: None.
+
+    Returns
+    -------
+    out : Array
+        The traces, of shape x.shape[:-2] and the dtype above.
+
+    Raises
+    ------
+    TypeError
+        x not an array, offset not an integer, an unsupported dtype, or a real
+        dtype for complex x.
+    ValueError
+        x with fewer than two dimensions.
     """
     name = "linalg.trace"
     node = _matrices(x, name, accepts=None)
@@ -475,14 +873,37 @@ def trace(x, /, *, offset=0, dtype=None):
     return wrap(accumulate(P["sum"], diag, (_last(diag), False), sum_dtype(node, dtype, name)))
 
 
-def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+def vector_norm(x: Array, /, *, axis: Axes = None, keepdims: bool = False, ord: int | float = 2) -> Array:
     """Computes the vector norm of a vector (or batch of vectors) x.
 
-    ord: 2 (Euclidean), 1, inf (max |x|), p >= 1 (p-norm); and the
-    non-mathematical 0 (number of non-zero elements), -1, -2, -inf (min |x|),
-    p < 1 (sum(|x|**p)**(1/p)). axis None reduces all axes. The result has x's
-    real dtype. Over zero elements every ord gives 0 except -inf, -1, -2 and
-    other negative p, which give inf.
+    Parameters
+    ----------
+    x : Array
+        Input array; should have a floating-point data type.
+    axis : int | tuple of ints | None
+        Axis (or axes) along which to compute the norms (negative counts from
+        the last); None: over all the values of x. Default: None.
+    keepdims : bool
+        Whether to keep the reduced axes as singleton dimensions. Default: False.
+    ord : int | float
+        Order of the norm: 2 (Euclidean), 1, inf (max |x_i|), p >= 1
+        (sum(|x_i|**p)**(1/p)); and the non-norms 0 (number of non-zero
+        elements), -inf (min |x_i|) and other p < 1, with the same formula.
+        Default: 2.
+
+    Returns
+    -------
+    out : Array
+        The norms, of x's real floating-point dtype. Over zero elements every
+        ord gives 0 except -inf and negative p, which give inf.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or not of a floating-point dtype.
+    ValueError
+        An ord that is not a real number (or is NaN), an axis out of bounds, or
+        a repeated axis.
     """
     name = "linalg.vector_norm"
     node = node_of(x, name)

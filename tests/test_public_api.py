@@ -6,6 +6,7 @@ import importlib
 import inspect
 import pathlib
 import pydoc
+import re
 import types
 
 import array_api_strict
@@ -71,6 +72,51 @@ def internal_parameters(fn):
 def test_public_callables_have_a_docstring_and_no_internal_parameters(name, fn):
     assert (inspect.getdoc(fn) or "").strip(), f"{name} has no docstring"
     assert internal_parameters(fn) == [], name
+
+
+def standard_functions():
+    """The standard's functions in arrayx (those array_api_strict exports), arrayx.linalg and
+    arrayx.fft, and the methods of the inspection namespace."""
+    names = [("arrayx", xp, [n for n in array_api_strict.__all__ if "strict" not in n.lower()]),
+             ("arrayx.linalg", xp.linalg, xp.linalg.__all__), ("arrayx.fft", xp.fft, xp.fft.__all__)]
+    for module_name, module, attrs in names:
+        for attr in attrs:
+            value = getattr(module, attr)
+            if inspect.isfunction(value):
+                yield f"{module_name}.{attr}", value
+    info = xp.__array_namespace_info__()
+    for attr in ("capabilities", "default_device", "default_dtypes", "devices", "dtypes"):
+        yield f"Info.{attr}", getattr(info, attr)
+
+
+def documented_parameters(doc):
+    """The names listed in the docstring's Parameters section (which ends at a blank line)."""
+    section = re.search(r"^Parameters\n-+\n(.*?)(?:\n\n|\Z)", doc, re.S | re.M)
+    return [] if section is None else re.findall(r"^\*{0,2}(\w+) : ", section.group(1), re.M)
+
+
+def test_standard_functions_are_all_found():
+    found = dict(standard_functions())
+    for module_name, module in (("arrayx", array_api_strict), ("arrayx.linalg", array_api_strict.linalg),
+                                ("arrayx.fft", array_api_strict.fft)):
+        functions = {f"{module_name}.{n}" for n in module.__all__
+                     if inspect.isfunction(getattr(module, n)) and "strict" not in n.lower()}
+        assert functions - set(found) == set()
+
+
+@pytest.mark.parametrize("name, fn", list(standard_functions()), ids=lambda v: v if isinstance(v, str) else "")
+def test_standard_functions_document_their_parameters_and_return_value(name, fn):
+    doc = inspect.getdoc(fn)
+    assert doc.splitlines()[0].strip(), f"{name}: no summary line"
+    parameters = [p.name for p in inspect.signature(fn).parameters.values()]
+    assert documented_parameters(doc) == parameters, f"{name}: Parameters section and signature differ"
+    assert re.search(r"^Returns\n-------\nout : \S", doc, re.M), f"{name}: no Returns section"
+
+
+def test_documented_parameters_reads_the_parameters_section():
+    doc = "Summary.\n\nParameters\n----------\nx : Array\n    Input.\n*arrays : Array\n    More.\n\nReturns\n-------\n"
+    assert documented_parameters(doc) == ["x", "arrays"]
+    assert documented_parameters("Summary.\n\nReturns\n-------\nout : Array\n") == []
 
 
 def test_help_of_an_operator_shows_the_standards_signature():

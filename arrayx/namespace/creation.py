@@ -55,8 +55,35 @@ def asarray(obj: Any, /, *, dtype: DType | None = None, device: DeviceLike | Non
             copy: bool | None = None) -> Array:
     """Convert the input to an array.
 
-    `copy=None` reuses an arrayx array as it is and copies host data;
-    `copy=False` raises ValueError where a copy would be needed.
+    Parameters
+    ----------
+    obj : Array | bool | int | float | complex | nested sequence | buffer
+        Object to be converted: an array, a Python scalar, a (possibly nested)
+        sequence of scalars, or an object supporting the buffer or array protocol.
+    dtype : DType | None
+        Output array data type; None infers it from obj (Python scalars take
+        the default dtype of their kind).
+    device : Device | str | None
+        Device to place the array on, or its name; None: obj's device for an
+        array, else the default device. Moving an array computes it.
+    copy : bool | None
+        True always copies; False never copies; None (default) reuses an arrayx
+        array and copies NumPy and other host buffers (the graph, computed
+        later, must not see later writes to them).
+
+    Returns
+    -------
+    out : Array
+        An array containing the data from obj.
+
+    Raises
+    ------
+    TypeError
+        An unsupported dtype, non-numeric data, or a complex scalar for a real dtype.
+    ValueError
+        copy=False where a copy is needed, ragged data, or an unknown device.
+    OverflowError
+        A Python int out of the range of the dtype.
     """
     dtype = check_dtype_arg(dtype, "asarray")
     if isinstance(obj, Array):
@@ -122,7 +149,34 @@ def _full(shape, value, dtype, device, name):
 
 
 def full(shape: Shape, fill_value: Scalar, *, dtype: DType | None = None, device: DeviceLike | None = None) -> Array:
-    """Returns a new array having a specified shape and filled with fill_value."""
+    """Returns a new array having a specified shape and filled with fill_value.
+
+    Parameters
+    ----------
+    shape : int | tuple of ints
+        Output array shape.
+    fill_value : bool | int | float | complex
+        Fill value.
+    dtype : DType | None
+        Output array data type; None infers it from fill_value (the default
+        dtype of its kind, bool for a bool).
+    device : Device | str | None
+        Device to place the array on, or its name; None: the default device.
+
+    Returns
+    -------
+    out : Array
+        An array where every element is equal to fill_value.
+
+    Raises
+    ------
+    TypeError
+        A fill_value that is not a Python scalar, or complex for a real dtype.
+    ValueError
+        A negative dimension, a shape too large to address, or an unknown device.
+    OverflowError
+        An int fill_value out of the range of an integer dtype.
+    """
     shape = normalize_shape(shape, "full")
     dtype = check_dtype_arg(dtype, "full") or _fill_dtype(fill_value, "full")
     _fill_dtype(fill_value, "full")
@@ -130,21 +184,88 @@ def full(shape: Shape, fill_value: Scalar, *, dtype: DType | None = None, device
 
 
 def zeros(shape: Shape, *, dtype: DType | None = None, device: DeviceLike | None = None) -> Array:
-    """Returns a new array having a specified shape and filled with zeros."""
+    """Returns a new array having a specified shape and filled with zeros.
+
+    Parameters
+    ----------
+    shape : int | tuple of ints
+        Output array shape.
+    dtype : DType | None
+        Output array data type; None: the default real floating-point dtype.
+    device : Device | str | None
+        Device to place the array on, or its name; None: the default device.
+
+    Returns
+    -------
+    out : Array
+        An array containing zeros.
+
+    Raises
+    ------
+    TypeError
+        A shape that is not an int or a sequence of ints, or an unsupported dtype.
+    ValueError
+        A negative dimension, a shape too large to address, or an unknown device.
+    """
     shape = normalize_shape(shape, "zeros")
     dtype = check_dtype_arg(dtype, "zeros") or dt.DEFAULT_FLOAT
     return _full(shape, 0, dtype, check_device(device, "zeros"), "zeros")
 
 
 def ones(shape: Shape, *, dtype: DType | None = None, device: DeviceLike | None = None) -> Array:
-    """Returns a new array having a specified shape and filled with ones."""
+    """Returns a new array having a specified shape and filled with ones.
+
+    Parameters
+    ----------
+    shape : int | tuple of ints
+        Output array shape.
+    dtype : DType | None
+        Output array data type; None: the default real floating-point dtype.
+    device : Device | str | None
+        Device to place the array on, or its name; None: the default device.
+
+    Returns
+    -------
+    out : Array
+        An array containing ones.
+
+    Raises
+    ------
+    TypeError
+        A shape that is not an int or a sequence of ints, or an unsupported dtype.
+    ValueError
+        A negative dimension, a shape too large to address, or an unknown device.
+    """
     shape = normalize_shape(shape, "ones")
     dtype = check_dtype_arg(dtype, "ones") or dt.DEFAULT_FLOAT
     return _full(shape, 1, dtype, check_device(device, "ones"), "ones")
 
 
 def empty(shape: Shape, *, dtype: DType | None = None, device: DeviceLike | None = None) -> Array:
-    """Returns an uninitialized array having a specified shape (arrayx fills it with zeros)."""
+    """Returns an uninitialized array having a specified shape.
+
+    Parameters
+    ----------
+    shape : int | tuple of ints
+        Output array shape.
+    dtype : DType | None
+        Output array data type; None: the default real floating-point dtype.
+    device : Device | str | None
+        Device to place the array on, or its name; None: the default device.
+
+    Returns
+    -------
+    out : Array
+        An array of that shape; arrayx fills it with zeros (nothing is
+        allocated until it is computed).
+
+    Raises
+    ------
+    TypeError
+        A shape that is not an int or a sequence of ints, or an unsupported dtype.
+    ValueError
+        A negative dimension, a shape too large to address, or an unknown device.
+    """
     shape = normalize_shape(shape, "empty")
     dtype = check_dtype_arg(dtype, "empty") or dt.DEFAULT_FLOAT
     return _full(shape, 0, dtype, check_device(device, "empty"), "empty")
@@ -158,24 +279,116 @@ def _like(x, dtype, device, name):
 
 
 def full_like(x: Array, /, fill_value: Scalar, *, dtype: DType | None = None, device: DeviceLike | None = None) -> Array:
-    """Returns a new array filled with fill_value and having the same shape as x."""
+    """Returns a new array filled with fill_value and having the same shape as an input array x.
+
+    Parameters
+    ----------
+    x : Array
+        Input array from which to derive the output array shape.
+    fill_value : bool | int | float | complex
+        Fill value.
+    dtype : DType | None
+        Output array data type; None: x's dtype.
+    device : Device | str | None
+        Device to place the array on, or its name; None: x's device.
+
+    Returns
+    -------
+    out : Array
+        An array having the same shape as x and where every element is equal to fill_value.
+
+    Raises
+    ------
+    TypeError
+        x not an array, a fill_value that is not a Python scalar, or complex for a real dtype.
+    ValueError
+        An unknown device.
+    OverflowError
+        An int fill_value out of the range of an integer dtype.
+    """
     _fill_dtype(fill_value, "full_like")
     shape, dtype, device = _like(x, dtype, device, "full_like")
     return _full(shape, fill_value, dtype, device, "full_like")
 
 
 def zeros_like(x: Array, /, *, dtype: DType | None = None, device: DeviceLike | None = None) -> Array:
-    """Returns a new array filled with zeros and having the same shape as x."""
+    """Returns a new array filled with zeros and having the same shape as an input array x.
+
+    Parameters
+    ----------
+    x : Array
+        Input array from which to derive the output array shape.
+    dtype : DType | None
+        Output array data type; None: x's dtype.
+    device : Device | str | None
+        Device to place the array on, or its name; None: x's device.
+
+    Returns
+    -------
+    out : Array
+        An array having the same shape as x and filled with zeros.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or an unsupported dtype.
+    ValueError
+        An unknown device.
+    """
     return _full(*_with_value(_like(x, dtype, device, "zeros_like"), 0), "zeros_like")
 
 
 def ones_like(x: Array, /, *, dtype: DType | None = None, device: DeviceLike | None = None) -> Array:
-    """Returns a new array filled with ones and having the same shape as x."""
+    """Returns a new array filled with ones and having the same shape as an input array x.
+
+    Parameters
+    ----------
+    x : Array
+        Input array from which to derive the output array shape.
+    dtype : DType | None
+        Output array data type; None: x's dtype.
+    device : Device | str | None
+        Device to place the array on, or its name; None: x's device.
+
+    Returns
+    -------
+    out : Array
+        An array having the same shape as x and filled with ones.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or an unsupported dtype.
+    ValueError
+        An unknown device.
+    """
     return _full(*_with_value(_like(x, dtype, device, "ones_like"), 1), "ones_like")
 
 
 def empty_like(x: Array, /, *, dtype: DType | None = None, device: DeviceLike | None = None) -> Array:
-    """Returns an uninitialized array with the same shape as x (arrayx fills it with zeros)."""
+    """Returns an uninitialized array with the same shape as an input array x.
+
+    Parameters
+    ----------
+    x : Array
+        Input array from which to derive the output array shape.
+    dtype : DType | None
+        Output array data type; None: x's dtype.
+    device : Device | str | None
+        Device to place the array on, or its name; None: x's device.
+
+    Returns
+    -------
+    out : Array
+        An array having the same shape as x; arrayx fills it with zeros.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or an unsupported dtype.
+    ValueError
+        An unknown device.
+    """
     return _full(*_with_value(_like(x, dtype, device, "empty_like"), 0), "empty_like")
 
 
@@ -200,7 +413,36 @@ def _affine(node, scale, offset, name):
 
 def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
            dtype: DType | None = None, device: DeviceLike | None = None) -> Array:
-    """Returns evenly spaced values within the half-open interval [start, stop)."""
+    """Returns evenly spaced values within the half-open interval [start, stop) as a one-dimensional array.
+
+    Parameters
+    ----------
+    start : int | float
+        The start of the interval (inclusive) if stop is given; otherwise the
+        end of the interval (exclusive), starting at 0.
+    stop : int | float | None
+        The end of the interval (exclusive). Default: None.
+    step : int | float
+        The distance between two adjacent elements; must not be 0. Default: 1.
+    dtype : DType | None
+        Output array data type; None: the default integer dtype if start, stop
+        and step are all ints, else the default real floating-point dtype.
+    device : Device | str | None
+        Device to place the array on, or its name; None: the default device.
+
+    Returns
+    -------
+    out : Array
+        A one-dimensional array of ceil((stop - start) / step) values (none if
+        that is not positive).
+
+    Raises
+    ------
+    TypeError
+        start, stop or step not an int or a float, or an unsupported dtype.
+    ValueError
+        A zero step, a non-finite number of values, or an unknown device.
+    """
     for argname, v in (("start", start), ("stop", stop), ("step", step)):
         if v is not None and type(v) not in (int, float):
             raise TypeError(f"arange: {argname} must be an int or a float, got {type(v).__name__}")
@@ -231,7 +473,39 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
 
 def linspace(start: int | float | complex, stop: int | float | complex, /, num: int, *, dtype: DType | None = None,
              device: DeviceLike | None = None, endpoint: bool = True) -> Array:
-    """Returns num evenly spaced numbers over the interval [start, stop] (or [start, stop))."""
+    """Returns evenly spaced numbers over a specified interval.
+
+    Parameters
+    ----------
+    start : int | float | complex
+        The start of the interval.
+    stop : int | float | complex
+        The end of the interval.
+    num : int
+        Number of samples; a non-negative integer.
+    dtype : DType | None
+        Output array data type, a floating-point dtype; None: the default
+        complex floating-point dtype if start or stop is complex, else the
+        default real floating-point dtype.
+    device : Device | str | None
+        Device to place the array on, or its name; None: the default device.
+    endpoint : bool
+        Whether to include stop: True gives the closed interval [start, stop],
+        False the half-open [start, stop). Default: True.
+
+    Returns
+    -------
+    out : Array
+        A one-dimensional array of num evenly spaced values.
+
+    Raises
+    ------
+    TypeError
+        start or stop not a number, num not an integer, a non-floating dtype,
+        or a real dtype for a complex start or stop.
+    ValueError
+        A negative num, or an unknown device.
+    """
     for argname, v in (("start", start), ("stop", stop)):
         if not is_scalar(v) or type(v) is bool:
             raise TypeError(f"linspace: {argname} must be an int, float or complex, got {type(v).__name__}")
@@ -259,7 +533,35 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
 
 
 def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: DType | None = None, device: DeviceLike | None = None) -> Array:
-    """Returns a two-dimensional array with ones on the k-th diagonal and zeros elsewhere."""
+    """Returns a two-dimensional array with ones on the k-th diagonal and zeros elsewhere.
+
+    Parameters
+    ----------
+    n_rows : int
+        Number of rows in the output array.
+    n_cols : int | None
+        Number of columns in the output array; None: n_rows.
+    k : int
+        Index of the diagonal: positive above the main diagonal, negative below
+        it, 0 the main diagonal. Default: 0.
+    dtype : DType | None
+        Output array data type; None: the default real floating-point dtype.
+    device : Device | str | None
+        Device to place the array on, or its name; None: the default device.
+
+    Returns
+    -------
+    out : Array
+        An array of shape (n_rows, n_cols) whose elements are zero, except for
+        the k-th diagonal, whose values are one.
+
+    Raises
+    ------
+    TypeError
+        n_rows, n_cols or k not an integer, or an unsupported dtype.
+    ValueError
+        A negative size, or an unknown device.
+    """
     n_rows = integer_argument(n_rows, "eye", "n_rows")
     n_cols = n_rows if n_cols is None else integer_argument(n_cols, "eye", "n_cols")
     k = integer_argument(k, "eye", "k")
@@ -291,17 +593,85 @@ def _triangle(x, k, compare, name):
 
 
 def tril(x: Array, /, *, k: int = 0) -> Array:
-    """Returns the lower triangular part of a matrix (or a stack of matrices) x."""
+    """Returns the lower triangular part of a matrix (or a stack of matrices) x.
+
+    Parameters
+    ----------
+    x : Array
+        Input array of shape (..., M, N): a stack of M x N matrices.
+    k : int
+        Diagonal above which to zero elements: 0 the main diagonal, k < 0 below
+        it, k > 0 above it. Default: 0.
+
+    Returns
+    -------
+    out : Array
+        An array of the shape and dtype of x, with the elements above the k-th
+        diagonal zeroed.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or k not an integer.
+    ValueError
+        x with fewer than two dimensions.
+    """
     return _triangle(x, k, "less_equal", "tril")
 
 
 def triu(x: Array, /, *, k: int = 0) -> Array:
-    """Returns the upper triangular part of a matrix (or a stack of matrices) x."""
+    """Returns the upper triangular part of a matrix (or a stack of matrices) x.
+
+    Parameters
+    ----------
+    x : Array
+        Input array of shape (..., M, N): a stack of M x N matrices.
+    k : int
+        Diagonal below which to zero elements: 0 the main diagonal, k < 0 below
+        it, k > 0 above it. Default: 0.
+
+    Returns
+    -------
+    out : Array
+        An array of the shape and dtype of x, with the elements below the k-th
+        diagonal zeroed.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or k not an integer.
+    ValueError
+        x with fewer than two dimensions.
+    """
     return _triangle(x, k, "greater_equal", "triu")
 
 
 def meshgrid(*arrays: Array, indexing: str = "xy") -> tuple[Array, ...]:
-    """Returns coordinate matrices from coordinate vectors."""
+    """Returns coordinate matrices from coordinate vectors.
+
+    Parameters
+    ----------
+    *arrays : Array
+        An arbitrary number of one-dimensional arrays of grid coordinates,
+        all of the same data type.
+    indexing : str
+        Cartesian 'xy' or matrix 'ij' indexing of the output; it has no effect
+        for fewer than two arrays. Default: 'xy'.
+
+    Returns
+    -------
+    out : tuple of Array
+        One array per input, each with as many dimensions as there are inputs:
+        of shape (N1, N2, N3, ...) for 'ij' and (N2, N1, N3, ...) for 'xy',
+        where Ni is the length of the i-th input; the inputs' data type.
+
+    Raises
+    ------
+    TypeError
+        An argument that is not an array, or arrays of different dtypes.
+    ValueError
+        An array that is not one-dimensional, or indexing other than 'xy' or 'ij'.
+    """
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
     nodes = [node_of(a, "meshgrid", f"arrays[{i}]") for i, a in enumerate(arrays)]
@@ -328,10 +698,31 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> tuple[Array, ...]:
 
 
 def from_dlpack(x: Any, /, *, device: DeviceLike | None = None, copy: bool | None = None) -> Array:
-    """Returns a new array containing the data of a DLPack-exporting object x.
+    """Returns a new array containing the data from another (array) object with a __dlpack__ method.
 
-    The array is on x's device unless `device` says otherwise (a transfer,
-    which copy=False forbids).
+    Parameters
+    ----------
+    x : object
+        Input (array) object implementing __dlpack__ (and __dlpack_device__).
+    device : Device | str | None
+        Device to place the array on, or its name; None: x's device.
+    copy : bool | None
+        True always copies; False never copies; None (default) shares x's
+        memory where possible and copies otherwise.
+
+    Returns
+    -------
+    out : Array
+        An array containing the data in x (realized: nothing is recorded).
+
+    Raises
+    ------
+    TypeError
+        x without a __dlpack__ method, or of a dtype arrayx does not have.
+    BufferError
+        x on a device that no arrayx executor holds.
+    ValueError
+        copy=False but a copy (a transfer to another device) is needed.
     """
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"from_dlpack: x must implement __dlpack__, got {type(x).__name__}")

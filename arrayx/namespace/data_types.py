@@ -15,8 +15,31 @@ from .hints import DType, DeviceLike, Scalar
 def astype(x: Array, dtype: DType, /, *, copy: bool = True, device: DeviceLike | None = None) -> Array:
     """Copies an array to a specified data type irrespective of type promotion rules.
 
-    Casting a complex array to a real dtype is a TypeError (the standard does
-    not permit it; take `real` or `abs` first).
+    Parameters
+    ----------
+    x : Array
+        Array to cast.
+    dtype : DType
+        Desired data type.
+    copy : bool
+        Whether to return a new array when dtype is x's dtype; False then
+        returns x itself. Default: True.
+    device : Device | str | None
+        Device to place the returned array on, or its name; None: x's device.
+        Moving an array computes it.
+
+    Returns
+    -------
+    out : Array
+        An array of the shape of x with the specified data type.
+
+    Raises
+    ------
+    TypeError
+        x not an array, an unsupported dtype, or a complex x cast to a real
+        dtype (take real or abs first; the standard does not permit it).
+    ValueError
+        An unknown device.
     """
     node = node_of(x, "astype")
     dtype = check_dtype_arg(dtype, "astype", allow_none=False)
@@ -37,7 +60,25 @@ def _dtype_arg(value, name, argname):
 
 
 def can_cast(from_: DType | Array, to: DType, /) -> bool:
-    """Determines if one data type can be cast to another by type promotion."""
+    """Determines if one data type can be cast to another data type according to type promotion rules.
+
+    Parameters
+    ----------
+    from_ : DType | Array
+        Input data type, or array whose data type to cast from.
+    to : DType
+        Desired data type.
+
+    Returns
+    -------
+    out : bool
+        True if the cast can occur according to type promotion rules, else False.
+
+    Raises
+    ------
+    TypeError
+        An argument that is neither a dtype nor an array.
+    """
     d_from = _dtype_arg(from_, "can_cast", "from_")
     d_to = _dtype_arg(to, "can_cast", "to")
     return dt.PROMOTION[d_from, d_to] == d_to
@@ -64,7 +105,25 @@ class iinfo_object:
 
 
 def finfo(type: DType | Array, /) -> finfo_object:
-    """Machine limits for floating-point data types (complex: those of its real component)."""
+    """Machine limits for floating-point data types.
+
+    Parameters
+    ----------
+    type : DType | Array
+        The floating-point data type (or an array of it) about which to get
+        information; for a complex dtype, that of its real component.
+
+    Returns
+    -------
+    out : finfo_object
+        An object with attributes bits, eps, max, min and smallest_normal
+        (Python ints and floats) and dtype (the real floating-point dtype).
+
+    Raises
+    ------
+    TypeError
+        A dtype that is not floating-point.
+    """
     d = _dtype_arg(type, "finfo", "type")
     if d not in dt.CATEGORIES["floating"]:
         raise TypeError(f"finfo: expected a floating dtype, got {d}")
@@ -75,7 +134,23 @@ def finfo(type: DType | Array, /) -> finfo_object:
 
 
 def iinfo(type: DType | Array, /) -> iinfo_object:
-    """Machine limits for integer data types."""
+    """Machine limits for integer data types.
+
+    Parameters
+    ----------
+    type : DType | Array
+        The integer data type (or an array of it) about which to get information.
+
+    Returns
+    -------
+    out : iinfo_object
+        An object with attributes bits, max and min (Python ints) and dtype.
+
+    Raises
+    ------
+    TypeError
+        A dtype that is not an integer dtype.
+    """
     d = _dtype_arg(type, "iinfo", "type")
     if d not in dt.INTEGER:
         raise TypeError(f"iinfo: expected an integer dtype, got {d}")
@@ -84,7 +159,29 @@ def iinfo(type: DType | Array, /) -> iinfo_object:
 
 
 def isdtype(dtype: DType, kind: DType | str | tuple[DType | str, ...]) -> bool:
-    """Returns whether dtype is of the kind: a dtype, a category name, or a tuple of these."""
+    """Returns a boolean indicating whether a provided dtype is of a specified data type kind.
+
+    Parameters
+    ----------
+    dtype : DType
+        The input dtype.
+    kind : DType | str | tuple of them
+        Data type kind: a dtype (equality), a kind name ('bool', 'signed
+        integer', 'unsigned integer', 'integral', 'real floating', 'complex
+        floating', 'numeric'), or a tuple of these (any of them).
+
+    Returns
+    -------
+    out : bool
+        Whether dtype is of the specified data type kind.
+
+    Raises
+    ------
+    TypeError
+        dtype (or a dtype in kind) that is not a dtype.
+    ValueError
+        An unknown kind name.
+    """
     return is_kind(check_dtype_arg(dtype, "isdtype", allow_none=False), kind, "isdtype")
 
 
@@ -114,10 +211,26 @@ def promote_all(dtypes):
 
 
 def result_type(*arrays_and_dtypes: Array | DType | Scalar) -> DType:
-    """Returns the dtype that results from applying type promotion to the arguments.
+    """Returns the dtype that results from applying type promotion rules to the arguments.
 
-    Python scalars take part by the standard's scalar rules; at least one
-    argument must be an array or a dtype.
+    Parameters
+    ----------
+    *arrays_and_dtypes : Array | DType | bool | int | float | complex
+        An arbitrary number of input arrays, dtypes and Python scalars; at least
+        one must be an array or a dtype. Python scalars take part by the
+        standard's scalar rules, whatever their position.
+
+    Returns
+    -------
+    out : DType
+        The dtype resulting from an operation involving the arguments.
+
+    Raises
+    ------
+    TypeError
+        No array or dtype among the arguments, or an argument of another type.
+    OverflowError
+        A Python int out of the range of the resulting integer dtype.
     """
     dtypes = [_dtype_arg(arg, "result_type", "argument") for arg in arrays_and_dtypes if not is_scalar(arg)]
     # Scalars apply in kind order (bool, int, float, complex), so their order does not matter either.

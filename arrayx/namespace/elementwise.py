@@ -89,6 +89,9 @@ def _documented(fn, name, doc, prim, operands):
     parameters = "".join(f"""
     {x} : Array{'' if len(operands) == 1 else ' | bool | int | float | complex'}
         Input array; should have {category} data type.""" for x in operands)
+    binary_raises = "" if len(operands) == 1 else """
+    ValueError
+        Shapes that do not broadcast, or operands on different devices."""
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"""{doc}
 
@@ -103,7 +106,7 @@ def _documented(fn, name, doc, prim, operands):
     Raises
     ------
     TypeError
-        An operand that is not {kind}, or whose dtype is outside the category.
+        An operand that is not {kind}, or whose dtype is outside the category.{binary_raises}
     """
     return fn
 
@@ -204,9 +207,28 @@ _DIVIDE = P["divide"]
 
 
 def divide(x1: Operand, x2: Operand, /) -> Array:
-    """Calculates the division of x1_i by x2_i.
+    """Calculates the division of each element x1_i of x1 by the respective element x2_i of x2.
 
-    Integer operands are divided as the default floating-point dtype.
+    Parameters
+    ----------
+    x1 : Array | bool | int | float | complex
+        Dividend input array; should have a numeric data type.
+    x2 : Array | bool | int | float | complex
+        Divisor input array; should have a numeric data type.
+
+    Returns
+    -------
+    out : Array
+        The element-wise results, of a floating-point dtype: integer operands
+        are divided as the default floating-point dtype.
+
+    Raises
+    ------
+    TypeError
+        An operand that is not an arrayx array or a Python scalar (not both),
+        or whose dtype is not numeric.
+    ValueError
+        Shapes that do not broadcast, or operands on different devices.
     """
     n1, n2 = binary_nodes("divide", x1, x2)
     if n1.dtype not in _DIVIDE.accepts:
@@ -217,7 +239,23 @@ def divide(x1: Operand, x2: Operand, /) -> Array:
 
 
 def positive(x: Array, /) -> Array:
-    """Computes the numerical positive of each element x_i of x (a new array with the same values)."""
+    """Computes the numerical positive of each element x_i of the input array x.
+
+    Parameters
+    ----------
+    x : Array
+        Input array; should have a numeric data type.
+
+    Returns
+    -------
+    out : Array
+        The element-wise results (a new array with the values of x).
+
+    Raises
+    ------
+    TypeError
+        x not an arrayx array, or of a non-numeric dtype.
+    """
     if not isinstance(x, Array):
         raise TypeError(f"positive: x must be an arrayx array, got {type(x).__name__}")
     if x.dtype not in dt.CATEGORIES["numeric"]:
@@ -226,7 +264,23 @@ def positive(x: Array, /) -> Array:
 
 
 def reciprocal(x: Array, /) -> Array:
-    """Returns the reciprocal 1 / x_i for each element x_i of x."""
+    """Returns the reciprocal 1 / x_i for each element x_i of the input array x.
+
+    Parameters
+    ----------
+    x : Array
+        Input array; should have a floating-point data type.
+
+    Returns
+    -------
+    out : Array
+        The element-wise results.
+
+    Raises
+    ------
+    TypeError
+        x not an arrayx array, or of a non-floating-point dtype.
+    """
     if not isinstance(x, Array):
         raise TypeError(f"reciprocal: x must be an arrayx array, got {type(x).__name__}")
     if x.dtype not in dt.CATEGORIES["floating"]:
@@ -253,9 +307,32 @@ def _clip_bound(x, bound, argname):
 
 
 def clip(x: Array, /, min: int | float | Array | None = None, max: int | float | Array | None = None) -> Array:
-    """Clamps each element x_i of x to the range [min, max] (NaN if any of them is NaN).
+    """Clamps each element x_i of the input array x to the range [min, max].
 
-    The result has the broadcast shape of x, min and max.
+    Parameters
+    ----------
+    x : Array
+        Input array; should have a real-valued data type.
+    min : int | float | Array | None
+        Lower bound, cast to x's dtype: a Python int or float (an int for
+        integer x), or an array of x's kind that broadcasts against x; None: no
+        lower bound. Default: None.
+    max : int | float | Array | None
+        Upper bound, as min. Default: None.
+
+    Returns
+    -------
+    out : Array
+        The element-wise results (NaN where x_i, min or max is NaN), of x's
+        dtype and the broadcast shape of x, min and max.
+
+    Raises
+    ------
+    TypeError
+        x not an arrayx array or not real-valued, or a bound of another type or
+        kind (a float bound for integer x).
+    ValueError
+        Shapes that do not broadcast, or a bound on another device.
     """
     if not isinstance(x, Array):
         raise TypeError(f"clip: x must be an arrayx array, got {type(x).__name__}")
@@ -272,7 +349,31 @@ def clip(x: Array, /, min: int | float | Array | None = None, max: int | float |
 
 
 def where(condition: Array, x1: Operand, x2: Operand, /) -> Array:
-    """Returns elements chosen from x1 or x2 depending on condition."""
+    """Returns elements chosen from x1 or x2 depending on condition.
+
+    Parameters
+    ----------
+    condition : Array
+        Boolean array: where True, yield x1_i; otherwise, yield x2_i.
+    x1 : Array | bool | int | float | complex
+        First input array.
+    x2 : Array | bool | int | float | complex
+        Second input array; at most one of x1 and x2 may be a Python scalar.
+
+    Returns
+    -------
+    out : Array
+        The chosen elements, of the broadcast shape of the three operands and
+        the dtype x1 and x2 promote to.
+
+    Raises
+    ------
+    TypeError
+        condition not a boolean arrayx array, or x1 and x2 not arrayx arrays or
+        Python scalars (not both scalars).
+    ValueError
+        Shapes that do not broadcast, or operands on different devices.
+    """
     if not isinstance(condition, Array):
         raise TypeError(f"where: condition must be an arrayx array, got {type(condition).__name__}")
     if condition.dtype != dt.bool:

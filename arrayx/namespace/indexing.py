@@ -523,9 +523,32 @@ def _take_operands(x, indices, name):
 def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
     """Returns elements of an array along an axis.
 
-    indices must be a one-dimensional integer array; negative indices count
-    from the last element. axis may be omitted only when x is one-dimensional.
-    Out-of-bounds indices raise an IndexError when the result is evaluated.
+    Parameters
+    ----------
+    x : Array
+        Input array, with one or more axes.
+    indices : Array
+        One-dimensional integer array of indices; negative indices count from
+        the last element.
+    axis : int | None
+        Axis over which to select values (negative counts from the last); may
+        be None only for one-dimensional x. Default: None.
+
+    Returns
+    -------
+    out : Array
+        An array of the dtype and shape of x, except that axis has
+        len(indices) elements.
+
+    Raises
+    ------
+    TypeError
+        x or indices not an array, or indices not of an integer dtype.
+    ValueError
+        A 0-d x, indices not one-dimensional, axis None for x of several
+        dimensions, an axis out of bounds, or operands on different devices.
+    IndexError
+        An index out of bounds, when the result is computed.
     """
     node, inode = _take_operands(x, indices, "take")
     ndim = len(node.shape)
@@ -541,12 +564,35 @@ def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
 
 
 def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
-    """Returns elements from an array at the one-dimensional indices specified
-    by indices along a provided axis.
+    """Returns elements from an array at the one-dimensional indices specified by indices along a provided
+    axis.
 
-    indices must have as many axes as x and be broadcast-compatible with x
-    except along `axis`; negative indices count from the last element.
-    Out-of-bounds indices raise an IndexError when the result is evaluated.
+    Parameters
+    ----------
+    x : Array
+        Input array, with one or more axes.
+    indices : Array
+        Integer array of indices with as many axes as x, broadcast-compatible
+        with x except along axis; negative indices count from the last element.
+    axis : int
+        Axis along which to select values (negative counts from the last).
+        Default: -1.
+
+    Returns
+    -------
+    out : Array
+        An array of x's dtype whose shape is the broadcast of x and indices,
+        except along axis, where it has the size of indices.
+
+    Raises
+    ------
+    TypeError
+        x or indices not an array, or indices not of an integer dtype.
+    ValueError
+        A 0-d x, indices with another number of axes, shapes that do not
+        broadcast, an axis out of bounds, or operands on different devices.
+    IndexError
+        An index out of bounds, when the result is computed.
     """
     node, inode = _take_operands(x, indices, "take_along_axis")
     ndim = len(node.shape)

@@ -2,6 +2,7 @@
 
 from .. import dtypes as dt, executors
 from .build import check_device
+from .hints import DType, Device, DeviceLike
 
 
 class Info:
@@ -9,20 +10,51 @@ class Info:
 
     __module__ = "arrayx"
 
-    def capabilities(self):
-        """Optional features of the namespace."""
+    def capabilities(self) -> dict[str, bool | int]:
+        """Returns a dictionary of array library capabilities.
+
+        Returns
+        -------
+        out : dict
+            "boolean indexing" and "data-dependent shapes" (both True: the values
+            are computed at such a call) and "max dimensions" (64).
+        """
         return {
             "boolean indexing": True,
             "data-dependent shapes": True,
             "max dimensions": 64,
         }
 
-    def default_device(self):
-        """The device arrays are created on when none is given."""
+    def default_device(self) -> Device:
+        """Returns the default device.
+
+        Returns
+        -------
+        out : Device
+            The device arrays are created on when none is given (see set_default_device).
+        """
         return executors.default_device()
 
-    def default_dtypes(self, *, device=None):
-        """Default dtypes for each kind, on `device`."""
+    def default_dtypes(self, *, device: DeviceLike | None = None) -> dict[str, DType]:
+        """Returns a dictionary containing default data types.
+
+        Parameters
+        ----------
+        device : Device | str | None
+            Device for which to return the default data types; None: the default
+            device. arrayx has the same defaults on every device.
+
+        Returns
+        -------
+        out : dict
+            The default dtypes of the kinds "real floating", "complex floating",
+            "integral" and "indexing".
+
+        Raises
+        ------
+        ValueError
+            An unknown device.
+        """
         check_device(device, "default_dtypes")
         return {
             "real floating": dt.DEFAULT_FLOAT,
@@ -31,20 +63,52 @@ class Info:
             "indexing": dt.DEFAULT_INDEX,
         }
 
-    def dtypes(self, *, device=None, kind=None):
-        """The standard's dtypes supported on `device`, optionally only those of `kind`.
+    def dtypes(self, *, device: DeviceLike | None = None,
+               kind: str | DType | tuple[str | DType, ...] | None = None) -> dict[str, DType]:
+        """Returns a dictionary of supported Array API data types.
 
-        The extension float16 is left out: the standard allows only its own dtypes here.
+        Parameters
+        ----------
+        device : Device | str | None
+            Device for which to return the supported data types; None: the default
+            device.
+        kind : str | DType | tuple of them | None
+            Data type kind, as for isdtype; None: all data types.
+
+        Returns
+        -------
+        out : dict
+            The supported dtypes of that kind by their canonical names. The
+            extension float16 is left out: the standard allows only its own dtypes.
+
+        Raises
+        ------
+        ValueError
+            An unknown device or kind name.
         """
         check_device(device, "dtypes")
         from .data_types import is_kind
         return {str(d): d for d in dt.STANDARD if kind is None or is_kind(d, kind, "dtypes")}
 
-    def devices(self):
-        """The devices arrays can be placed on."""
+    def devices(self) -> tuple[Device, ...]:
+        """Returns a list of supported devices which are available at runtime.
+
+        Returns
+        -------
+        out : tuple of Device
+            The devices arrays can be placed on.
+        """
         return tuple(executors.devices())
 
 
-def __array_namespace_info__():
-    """Returns a namespace with Array API namespace inspection utilities."""
+def __array_namespace_info__() -> Info:
+    """Returns a namespace with Array API namespace inspection utilities.
+
+    Returns
+    -------
+    out : Info
+        An object with the methods capabilities(), default_device(),
+        default_dtypes(), devices() and dtypes() that report what arrayx
+        supports.
+    """
     return Info()

@@ -17,7 +17,32 @@ from .hints import Array
 
 
 def matmul(x1: Array, x2: Array, /) -> Array:
-    """Computes the matrix product (1-D operands are promoted to matrices and the extra axis removed)."""
+    """Computes the matrix product.
+
+    Parameters
+    ----------
+    x1 : Array
+        First input array, with at least one dimension; should have a numeric
+        data type. A one-dimensional x1 is a row vector, its added axis removed
+        from the result.
+    x2 : Array
+        Second input array, with at least one dimension; should have a numeric
+        data type. A one-dimensional x2 is a column vector, likewise.
+
+    Returns
+    -------
+    out : Array
+        The matrix product, its stack dimensions broadcast, with the dtype the
+        operands promote to.
+
+    Raises
+    ------
+    TypeError
+        An operand not an array, or not of a numeric dtype.
+    ValueError
+        A 0-d operand, contracted dimensions that differ, stack shapes that do
+        not broadcast, or operands on different devices.
+    """
     n1, n2 = node_of(x1, "matmul", "x1"), node_of(x2, "matmul", "x2")
     same_device("matmul", (n1, n2))
     for n, argname in ((n1, "x1"), (n2, "x2")):
@@ -33,7 +58,25 @@ def matmul(x1: Array, x2: Array, /) -> Array:
 
 
 def matrix_transpose(x: Array, /) -> Array:
-    """Transposes a matrix (or a stack of matrices) x."""
+    """Transposes a matrix (or a stack of matrices) x.
+
+    Parameters
+    ----------
+    x : Array
+        Input array of shape (..., M, N): a stack of M x N matrices.
+
+    Returns
+    -------
+    out : Array
+        An array of shape (..., N, M) and x's dtype.
+
+    Raises
+    ------
+    TypeError
+        x not an array.
+    ValueError
+        x with fewer than two dimensions.
+    """
     node = node_of(x, "matrix_transpose")
     ndim = len(node.shape)
     if ndim < 2:
@@ -101,9 +144,30 @@ def tensordot(x1: Array, x2: Array, /, *,
               axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Array:
     """Returns a tensor contraction of x1 and x2 over specific axes.
 
-    An int `axes` N contracts the last N axes of x1 with the first N axes of
-    x2; a pair of sequences names the axes of each. Contracted axes must have
-    equal sizes (they are not broadcast); complex operands are not conjugated.
+    Parameters
+    ----------
+    x1 : Array
+        First input array; should have a numeric data type.
+    x2 : Array
+        Second input array; should have a numeric data type. Contracted axes
+        must have the sizes of x1's (they are not broadcast).
+    axes : int | tuple of two sequences of ints
+        An int N contracts the last N axes of x1 with the first N of x2; a
+        pair of sequences names the axes of each. Default: 2.
+
+    Returns
+    -------
+    out : Array
+        The contraction (complex operands are not conjugated): the remaining
+        axes of x1, then those of x2, with the dtype the operands promote to.
+
+    Raises
+    ------
+    TypeError
+        An operand not an array or not numeric, or axes of another type.
+    ValueError
+        A negative or too large axes, axes of unequal lengths, repeated or out
+        of bounds, contracted sizes that differ, or operands on different devices.
     """
     n1, n2 = numeric_operands("tensordot", x1, x2)
     s1, s2 = n1.shape, n2.shape
@@ -146,10 +210,34 @@ def contraction_axis(name, axis, ndim1, ndim2):
 
 
 def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
-    """Computes the (vector) dot product of two arrays: sum(conj(x1) * x2) over `axis`.
+    """Computes the (vector) dot product of two arrays.
 
-    The contracted axis must have the same size in x1 and x2 (it is not
-    broadcast); the other axes broadcast.
+    Parameters
+    ----------
+    x1 : Array
+        First input array; should have a numeric data type. It is conjugated
+        when complex: the result is sum(conj(x1) * x2) over axis.
+    x2 : Array
+        Second input array, broadcast-compatible with x1 except along axis,
+        where it must have the size of x1's (not broadcast).
+    axis : int
+        Axis of the vectors, counted from the last: on [-N, -1], N the smaller
+        number of dimensions (a non-negative axis only when both have the same
+        number). Default: -1.
+
+    Returns
+    -------
+    out : Array
+        The dot products (0-d for two vectors), with the dtype the operands
+        promote to.
+
+    Raises
+    ------
+    TypeError
+        An operand not an array or not numeric, or axis not an integer.
+    ValueError
+        A 0-d operand, an axis out of bounds or ambiguous, sizes along axis that
+        differ, shapes that do not broadcast, or operands on different devices.
     """
     n1, n2 = numeric_operands("vecdot", x1, x2)
     s1, s2 = n1.shape, n2.shape

@@ -48,14 +48,53 @@ def _nodes(arrays, name):
 
 
 def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
-    """The shape that results from broadcasting the given shapes together."""
+    """Broadcasts one or more shapes against one another.
+
+    Parameters
+    ----------
+    *shapes : tuple of ints
+        An arbitrary number of shapes to broadcast.
+
+    Returns
+    -------
+    out : tuple of ints
+        The shape obtained by broadcasting the shapes against one another
+        (() for no shapes).
+
+    Raises
+    ------
+    TypeError
+        A shape that is not a sequence of ints.
+    ValueError
+        Shapes that cannot be broadcast together, or a negative dimension.
+    """
     if not shapes:
         return ()
     return _broadcast_shapes("broadcast_shapes", *(normalize_shape(s, "broadcast_shapes") for s in shapes))
 
 
 def broadcast_to(x: Array, /, shape: tuple[int, ...]) -> Array:
-    """Broadcasts an array to a specified shape."""
+    """Broadcasts an array to a specified shape.
+
+    Parameters
+    ----------
+    x : Array
+        Array to broadcast; must be broadcast-compatible with shape.
+    shape : tuple of ints
+        Array shape.
+
+    Returns
+    -------
+    out : Array
+        An array of the specified shape and the dtype of x (a view: nothing is copied).
+
+    Raises
+    ------
+    TypeError
+        x not an array, or shape not a sequence of ints.
+    ValueError
+        x cannot be broadcast to shape.
+    """
     node = node_of(x, "broadcast_to")
     shape = normalize_shape(shape, "broadcast_to")
     if _broadcast_shapes("broadcast_to", node.shape, shape) != shape:
@@ -65,7 +104,25 @@ def broadcast_to(x: Array, /, shape: tuple[int, ...]) -> Array:
 
 
 def broadcast_arrays(*arrays: Array) -> tuple[Array, ...]:
-    """Broadcasts one or more arrays against one another."""
+    """Broadcasts one or more arrays against one another.
+
+    Parameters
+    ----------
+    *arrays : Array
+        An arbitrary number of arrays to broadcast.
+
+    Returns
+    -------
+    out : tuple of Array
+        The broadcast arrays, all of one shape, each with the dtype of its input.
+
+    Raises
+    ------
+    TypeError
+        An argument that is not an array.
+    ValueError
+        Shapes that cannot be broadcast together.
+    """
     nodes = [node_of(a, "broadcast_arrays", f"arrays[{i}]") for i, a in enumerate(arrays)]
     if not nodes:
         return ()
@@ -76,7 +133,29 @@ def broadcast_arrays(*arrays: Array) -> tuple[Array, ...]:
 
 
 def concat(arrays: tuple[Array, ...] | list[Array], /, *, axis: int | None = 0) -> Array:
-    """Joins a sequence of arrays along an existing axis (axis=None flattens them first)."""
+    """Joins a sequence of arrays along an existing axis.
+
+    Parameters
+    ----------
+    arrays : tuple or list of Array
+        Input arrays to join, of the same shape except along axis.
+    axis : int | None
+        Axis along which to join the arrays (negative counts from the last);
+        None flattens the arrays first. Default: 0.
+
+    Returns
+    -------
+    out : Array
+        The concatenated values, with the dtype the inputs promote to.
+
+    Raises
+    ------
+    TypeError
+        arrays not a non-empty tuple or list of arrays.
+    ValueError
+        Shapes that differ off axis, 0-d arrays with an axis, an axis out of
+        bounds, or arrays on different devices.
+    """
     nodes = _nodes(arrays, "concat")
     if axis is None:
         nodes = [reshape_node(n, (_size(n.shape),)) for n in nodes]
@@ -89,7 +168,28 @@ def concat(arrays: tuple[Array, ...] | list[Array], /, *, axis: int | None = 0) 
 
 
 def stack(arrays: tuple[Array, ...] | list[Array], /, *, axis: int = 0) -> Array:
-    """Joins a sequence of arrays along a new axis."""
+    """Joins a sequence of arrays along a new axis.
+
+    Parameters
+    ----------
+    arrays : tuple or list of Array
+        Input arrays to join, all of one shape.
+    axis : int
+        Index of the new axis in the shape of the result, on [-N-1, N] for
+        N-dimensional arrays (negative counts from the last). Default: 0.
+
+    Returns
+    -------
+    out : Array
+        An array with N+1 axes, with the dtype the inputs promote to.
+
+    Raises
+    ------
+    TypeError
+        arrays not a non-empty tuple or list of arrays.
+    ValueError
+        Arrays of different shapes or devices, or an axis out of bounds.
+    """
     nodes = _nodes(arrays, "stack")
     shape = nodes[0].shape
     for i, n in enumerate(nodes):
@@ -108,10 +208,30 @@ def _size(shape):
 
 
 def reshape(x: Array, /, shape: tuple[int, ...], *, copy: bool | None = None) -> Array:
-    """Reshapes an array without changing its data (one dimension may be -1).
+    """Reshapes an array without changing its data.
 
-    A reshape node is a view of its input, so every `copy` value is honoured:
-    arrays are immutable, and no data is copied either way.
+    Parameters
+    ----------
+    x : Array
+        Input array to reshape.
+    shape : tuple of ints
+        A new shape with x's number of elements; one dimension may be -1, to be
+        inferred from the others.
+    copy : bool | None
+        Whether to copy. arrayx honours every value without copying: a reshape
+        is a view, and arrays are immutable. Default: None.
+
+    Returns
+    -------
+    out : Array
+        An array of the given shape with the dtype and elements of x.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or shape not a sequence of ints.
+    ValueError
+        A shape with x's elements in another number, or more than one -1.
     """
     node = node_of(x, "reshape")
     try:
@@ -134,7 +254,27 @@ def reshape(x: Array, /, shape: tuple[int, ...], *, copy: bool | None = None) ->
 
 
 def permute_dims(x: Array, /, axes: tuple[int, ...]) -> Array:
-    """Permutes the axes (dimensions) of an array x."""
+    """Permutes the axes of an array x.
+
+    Parameters
+    ----------
+    x : Array
+        Input array.
+    axes : tuple of ints
+        A permutation of x's axes (negative values count from the last).
+
+    Returns
+    -------
+    out : Array
+        An array with the axes permuted and the dtype of x.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or axes not a tuple of ints.
+    ValueError
+        axes that are not a permutation of x's axes.
+    """
     node = node_of(x, "permute_dims")
     ndim = len(node.shape)
     if not isinstance(axes, (tuple, list)):
@@ -148,7 +288,29 @@ def permute_dims(x: Array, /, axes: tuple[int, ...]) -> Array:
 
 
 def expand_dims(x: Array, /, axis: int | tuple[int, ...] = 0) -> Array:
-    """Expands the shape of an array by inserting new axes of size one at `axis` (an int or tuple)."""
+    """Expands the shape of an array by inserting a new axis of size one at the position (or positions)
+    specified by axis.
+
+    Parameters
+    ----------
+    x : Array
+        Input array.
+    axis : int | tuple of ints
+        Position(s) of the new axes in the result, on [-N-M, N+M) for N
+        dimensions and M new axes (negative counts from the last). Default: 0.
+
+    Returns
+    -------
+    out : Array
+        An array with N+M dimensions and the dtype of x.
+
+    Raises
+    ------
+    TypeError
+        x not an array.
+    ValueError
+        An axis out of bounds, or a repeated axis.
+    """
     node = node_of(x, "expand_dims")
     axes = axis if isinstance(axis, tuple) else (axis,)
     ndim = len(node.shape) + len(axes)
@@ -159,7 +321,27 @@ def expand_dims(x: Array, /, axis: int | tuple[int, ...] = 0) -> Array:
 
 
 def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
-    """Removes singleton dimensions (axes) from x."""
+    """Removes singleton axes from x.
+
+    Parameters
+    ----------
+    x : Array
+        Input array.
+    axis : int | tuple of ints
+        Axis (or axes) to squeeze, each of size one (negative counts from the last).
+
+    Returns
+    -------
+    out : Array
+        An array with the dtype and elements of x, without those axes.
+
+    Raises
+    ------
+    TypeError
+        x not an array.
+    ValueError
+        An axis whose size is not one, an axis out of bounds, or a repeated axis.
+    """
     node = node_of(x, "squeeze")
     axes = normalize_axes(axis, len(node.shape), "squeeze")
     for a in axes:
@@ -169,7 +351,28 @@ def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
 
 
 def flip(x: Array, /, *, axis: Axes = None) -> Array:
-    """Reverses the order of elements in an array along the given axes."""
+    """Reverses the order of elements in an array along the given axis.
+
+    Parameters
+    ----------
+    x : Array
+        Input array.
+    axis : int | tuple of ints | None
+        Axis (or axes) along which to reverse elements (negative counts from
+        the last); None reverses all axes. Default: None.
+
+    Returns
+    -------
+    out : Array
+        An array with the dtype, shape and elements of x, reordered.
+
+    Raises
+    ------
+    TypeError
+        x not an array.
+    ValueError
+        An axis out of bounds, or a repeated axis.
+    """
     node = node_of(x, "flip")
     axes = normalize_axes(axis, len(node.shape), "flip")
     if not axes:
@@ -178,7 +381,30 @@ def flip(x: Array, /, *, axis: Axes = None) -> Array:
 
 
 def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[int, ...], /) -> Array:
-    """Moves array axes to new positions; other axes keep their order."""
+    """Moves array axes to new positions, while leaving other axes in their original positions.
+
+    Parameters
+    ----------
+    x : Array
+        Input array.
+    source : int | tuple of ints
+        Axis (or axes) to move, unique (negative counts from the last).
+    destination : int | tuple of ints
+        The position of each source axis in the result, unique.
+
+    Returns
+    -------
+    out : Array
+        An array with the axes reordered and the dtype of x.
+
+    Raises
+    ------
+    TypeError
+        x not an array.
+    ValueError
+        source and destination of different lengths, a repeated axis, or an
+        axis out of bounds.
+    """
     node = node_of(x, "moveaxis")
     ndim = len(node.shape)
     src = source if isinstance(source, tuple) else (source,)
@@ -196,7 +422,32 @@ def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[i
 
 
 def roll(x: Array, /, shift: int | tuple[int, ...], *, axis: Axes = None) -> Array:
-    """Rolls array elements along the given axes; elements leaving one end come back at the other."""
+    """Rolls array elements along a specified axis.
+
+    Parameters
+    ----------
+    x : Array
+        Input array.
+    shift : int | tuple of ints
+        Number of places by which elements are shifted (positive: towards larger
+        indices); elements leaving one end come back at the other. A tuple gives
+        one shift per axis; an int shifts every axis by it.
+    axis : int | tuple of ints | None
+        Axis (or axes) along which to shift (negative counts from the last);
+        None shifts the flattened array and restores the shape. Default: None.
+
+    Returns
+    -------
+    out : Array
+        An array with the dtype, shape and elements of x, shifted.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or shift not an int or a tuple of ints.
+    ValueError
+        shift and axis tuples of different lengths, or an axis out of bounds.
+    """
     node = node_of(x, "roll")
     if axis is None:
         flat = reshape_node(node, (_size(node.shape),))
@@ -226,7 +477,28 @@ def _roll_axis(node, shift, axis):
 
 
 def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
-    """Constructs an array by tiling x the given number of times along each dimension."""
+    """Constructs an array by tiling an input array.
+
+    Parameters
+    ----------
+    x : Array
+        Input array.
+    repetitions : tuple of ints
+        Number of repetitions along each axis, non-negative. The shorter of
+        x.shape and repetitions is padded with leading ones.
+
+    Returns
+    -------
+    out : Array
+        A tiled array with max(N, M) axes and the dtype of x.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or repetitions not a tuple of ints.
+    ValueError
+        A negative repetition.
+    """
     node = node_of(x, "tile")
     try:
         reps = tuple(operator.index(r) for r in repetitions)
@@ -246,7 +518,27 @@ def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
 
 
 def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
-    """Splits an array into a tuple of arrays along the given axis."""
+    """Splits an array into a sequence of arrays along the given axis.
+
+    Parameters
+    ----------
+    x : Array
+        Input array, with at least one dimension.
+    axis : int
+        Axis along which to split (negative counts from the last). Default: 0.
+
+    Returns
+    -------
+    out : tuple of Array
+        The slices along axis, each of the shape of x without that axis.
+
+    Raises
+    ------
+    TypeError
+        x not an array.
+    ValueError
+        A 0-d x, or an axis out of bounds.
+    """
     node = node_of(x, "unstack")
     if len(node.shape) == 0:
         raise ValueError("unstack: x must have at least one dimension")
@@ -258,12 +550,32 @@ def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
 def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Array:
     """Repeats each element of an array a specified number of times on a per-element basis.
 
-    repeats is a non-negative int, or a one-dimensional integer array of shape
-    (1,) or (S,) where S is the size of `axis` (of the flattened array when axis
-    is None). With axis None the result is one-dimensional.
+    Parameters
+    ----------
+    x : Array
+        Input array containing elements to repeat.
+    repeats : int | Array
+        The number of repetitions for each element: a non-negative int, or a
+        one-dimensional integer array of shape (1,) or (S,), S the size of axis
+        (of the flattened x for axis None).
+        An array decides the result's shape by its values, so it is computed at
+        the call (a force point); x stays lazy.
+    axis : int | None
+        Axis along which to repeat (negative counts from the last); None
+        repeats the elements of the flattened array. Default: None.
 
-    An int stays lazy. An array of repeats determines the output shape by its
-    values: repeat evaluates the counts (a force point); x stays lazy.
+    Returns
+    -------
+    out : Array
+        An array with the dtype of x: one-dimensional for axis None, else the
+        shape of x except along axis.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or repeats not an int or an integer array.
+    ValueError
+        A negative repeat, repeats of the wrong shape, or an axis out of bounds.
     """
     node = node_of(x, "repeat")
     if axis is None:

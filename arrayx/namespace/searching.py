@@ -32,9 +32,29 @@ def _arg_extremum(name, x, axis, keepdims):
 def argmax(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> Array:
     """Returns the indices of the maximum values along a specified axis.
 
-    When the maximum value occurs multiple times, only the indices corresponding
-    to the first occurrence are returned. A NaN counts as the maximum (its
-    first occurrence is returned), as in NumPy.
+    Parameters
+    ----------
+    x : Array
+        Input array; should have a real-valued data type.
+    axis : int | None
+        Axis along which to search (negative counts from the last); None
+        returns the index into the flattened array. Default: None.
+    keepdims : bool
+        Whether to keep the reduced axis as a singleton dimension. Default: False.
+
+    Returns
+    -------
+    out : Array
+        The index of the first occurrence of the maximum (of the first NaN,
+        which counts as the maximum, as in NumPy), of the default array index
+        data type.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or of a complex or bool dtype.
+    ValueError
+        An axis of size zero, or an axis out of bounds.
     """
     return _arg_extremum("argmax", x, axis, keepdims)
 
@@ -42,9 +62,29 @@ def argmax(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> A
 def argmin(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> Array:
     """Returns the indices of the minimum values along a specified axis.
 
-    When the minimum value occurs multiple times, only the indices corresponding
-    to the first occurrence are returned. A NaN counts as the minimum (its
-    first occurrence is returned), as in NumPy.
+    Parameters
+    ----------
+    x : Array
+        Input array; should have a real-valued data type.
+    axis : int | None
+        Axis along which to search (negative counts from the last); None
+        returns the index into the flattened array. Default: None.
+    keepdims : bool
+        Whether to keep the reduced axis as a singleton dimension. Default: False.
+
+    Returns
+    -------
+    out : Array
+        The index of the first occurrence of the minimum (of the first NaN,
+        which counts as the minimum, as in NumPy), of the default array index
+        data type.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or of a complex or bool dtype.
+    ValueError
+        An axis of size zero, or an axis out of bounds.
     """
     return _arg_extremum("argmin", x, axis, keepdims)
 
@@ -52,9 +92,29 @@ def argmin(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> A
 def count_nonzero(x: Array, /, *, axis: Axes = None, keepdims: bool = False) -> Array:
     """Counts the number of array elements which are non-zero.
 
-    A complex element is non-zero when either component is non-zero; a boolean
-    element is non-zero when it is True. The result has the default array index
-    data type.
+    Parameters
+    ----------
+    x : Array
+        Input array (a complex element is non-zero when either component is;
+        a bool element when it is True).
+    axis : int | tuple of ints | None
+        Axis or axes along which to count (negative counts from the last);
+        None: over the entire array. Default: None.
+    keepdims : bool
+        Whether to keep the reduced axes as singleton dimensions. Default: False.
+
+    Returns
+    -------
+    out : Array
+        The counts (0-d over the entire array), of the default array index
+        data type.
+
+    Raises
+    ------
+    TypeError
+        x not an array.
+    ValueError
+        An axis out of bounds, or a repeated axis.
     """
     node = node_of(x, "count_nonzero")
     axes = normalize_axes(axis, len(node.shape), "count_nonzero")
@@ -69,13 +129,27 @@ def count_nonzero(x: Array, /, *, axis: Axes = None, keepdims: bool = False) -> 
 def nonzero(x: Array, /) -> tuple[Array, ...]:
     """Returns the indices of the array elements which are non-zero.
 
-    The result is a tuple of one array per dimension of x, each holding the
-    indices of the non-zero elements in that dimension, in row-major (C-style)
-    order, with the default array index data type. x must have one or more
-    dimensions.
-
     The shape of the result depends on the values of x, so calling nonzero
-    evaluates x (a force point).
+    computes x (a force point).
+
+    Parameters
+    ----------
+    x : Array
+        Input array, with one or more dimensions.
+
+    Returns
+    -------
+    out : tuple of Array
+        One array per dimension of x, holding the indices of the non-zero
+        elements in that dimension in row-major (C-style) order, of the default
+        array index data type.
+
+    Raises
+    ------
+    TypeError
+        x not an array.
+    ValueError
+        A 0-d x.
     """
     node = node_of(x, "nonzero")
     if len(node.shape) == 0:
@@ -85,14 +159,37 @@ def nonzero(x: Array, /) -> tuple[Array, ...]:
 
 def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left",
                  sorter: Array | None = None) -> Array:
-    """Finds the indices into x1 such that, if the corresponding elements in x2
-    were inserted before the indices, the order of x1, when sorted in ascending
-    order, would be preserved.
+    """Finds the indices into x1 such that, if the corresponding elements in x2 were inserted before the
+    indices, the order of x1, when sorted in ascending order, would be preserved.
 
-    x1 must be one-dimensional and sorted in ascending order, or `sorter` must
-    hold the indices that sort it. A Python scalar x2 is treated as a
-    zero-dimensional array of the dtype the standard gives a scalar meeting x1.
-    NaNs sort after every other value, consistently with `sort`.
+    Parameters
+    ----------
+    x1 : Array
+        One-dimensional input array of a real-valued data type, sorted in
+        ascending order unless sorter is given (NaNs sort last, as in sort).
+    x2 : Array | int | float
+        Search values, of a real-valued data type; a Python scalar is a 0-d
+        array of the dtype the standard gives a scalar beside x1.
+    side : str
+        Which index a value equal to an element of x1 gets: 'left', the first
+        suitable index; 'right', the last. Default: 'left'.
+    sorter : Array | None
+        Integer indices that sort x1 in ascending order, of the shape of x1.
+        Default: None.
+
+    Returns
+    -------
+    out : Array
+        Indices of the shape of x2, of the default array index data type.
+
+    Raises
+    ------
+    TypeError
+        An operand not an array (or, for x2, an int or float), or of a complex
+        or bool dtype; a sorter that is not an integer array.
+    ValueError
+        x1 not one-dimensional, side not 'left' or 'right', or a sorter of
+        another shape or device.
     """
     name = "searchsorted"
     node = node_of(x1, name, "x1")

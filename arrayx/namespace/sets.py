@@ -23,12 +23,29 @@ for _cls in (UniqueAllResult, UniqueCountsResult, UniqueInverseResult):
 def isin(x1: Array | Scalar, x2: Array | Scalar, /, *, invert: bool = False) -> Array:
     """Tests for each element in x1 whether the element is in x2.
 
-    If invert is True, tests whether each element in x1 is not in x2 instead.
-    Membership is value equality (see `equal`), after promoting x1 and x2 to a
-    common data type: NaN is in nothing, and -0 is in an array holding +0. At
-    least one of x1 and x2 must be an array; the other may be a Python scalar.
-    The result has a boolean data type and the shape of x1 (zero-dimensional
-    if x1 is a scalar).
+    Parameters
+    ----------
+    x1 : Array | bool | int | float | complex
+        First input array; a Python scalar if x2 is an array.
+    x2 : Array | bool | int | float | complex
+        Second input array, of any shape; a Python scalar if x1 is an array.
+    invert : bool
+        Whether to test instead whether each element of x1 is not in x2.
+        Default: False.
+
+    Returns
+    -------
+    out : Array
+        Boolean test results of the shape of x1 (0-d for a scalar x1).
+        Membership is equality after promotion to a common dtype (see equal):
+        NaN is in nothing, and -0 is in an array holding +0.
+
+    Raises
+    ------
+    TypeError
+        Neither operand an array, or an operand of another type.
+    ValueError
+        Operands on different devices.
     """
     n1, n2 = binary_nodes("isin", x1, x2)
     return wrap(make(P["isin"], (n1, n2), (bool(invert),)))
@@ -39,48 +56,87 @@ def _unique(name, x):
 
 
 def unique_all(x: Array, /) -> UniqueAllResult:
-    """Returns the unique elements of an input array x, the first occurring
-    indices for each unique element in x, the indices from the set of unique
-    elements that reconstruct x, and the corresponding counts for each unique
-    element in x.
+    """Returns the unique elements of an input array x, the first occurring indices for each unique element
+    in x, the indices from the set of unique elements that reconstruct x, and the corresponding counts
+    for each unique element in x.
 
-    The result is a namedtuple (values, indices, inverse_indices, counts):
-    values is one-dimensional with the data type of x; indices and counts have
-    the shape of values; inverse_indices has the shape of x; all three have
-    the default array index data type. A multi-dimensional x is flattened.
-    Uniqueness is value equality: each NaN (and each complex value with a NaN
-    component) is distinct, with a count of one; -0 and +0 are one element.
+    The shapes depend on the values of x, so calling unique_all computes x
+    (a force point).
 
-    The shapes depend on the values of x, so calling unique_all evaluates x.
+    Parameters
+    ----------
+    x : Array
+        Input array; flattened if it has more than one dimension.
+
+    Returns
+    -------
+    out : UniqueAllResult
+        A namedtuple (values, indices, inverse_indices, counts): values, one-
+        dimensional with x's dtype, sorted ascending (NaNs last); indices and
+        counts of its shape; inverse_indices of x's shape; all three of the
+        default array index data type. Each NaN is distinct, with a count of
+        one; -0 and +0 are one element.
+
+    Raises
+    ------
+    TypeError
+        x not an array.
     """
     return UniqueAllResult(*_unique("unique_all", x))
 
 
 def unique_counts(x: Array, /) -> UniqueCountsResult:
-    """Returns the unique elements of an input array x and the corresponding
-    counts for each unique element in x.
+    """Returns the unique elements of an input array x and the corresponding counts for each unique element
+    in x.
 
-    The result is a namedtuple (values, counts): values is one-dimensional with
-    the data type of x, counts has its shape and the default array index data
-    type. A multi-dimensional x is flattened. Each NaN is distinct, with a
-    count of one; -0 and +0 are one element.
+    The shapes depend on the values of x, so calling unique_counts computes x
+    (a force point).
 
-    The shapes depend on the values of x, so calling unique_counts evaluates x.
+    Parameters
+    ----------
+    x : Array
+        Input array; flattened if it has more than one dimension.
+
+    Returns
+    -------
+    out : UniqueCountsResult
+        A namedtuple (values, counts): values, one-dimensional with x's dtype,
+        sorted ascending (NaNs last); counts of its shape, of the default array
+        index data type. Each NaN is distinct, with a count of one; -0 and +0
+        are one element.
+
+    Raises
+    ------
+    TypeError
+        x not an array.
     """
     return UniqueCountsResult(*_unique("unique_counts", x))
 
 
 def unique_inverse(x: Array, /) -> UniqueInverseResult:
-    """Returns the unique elements of an input array x and the indices from the
-    set of unique elements that reconstruct x.
+    """Returns the unique elements of an input array x and the indices from the set of unique elements that
+    reconstruct x.
 
-    The result is a namedtuple (values, inverse_indices): values is
-    one-dimensional with the data type of x; inverse_indices has the shape of
-    x and the default array index data type. A multi-dimensional x is
-    flattened. Each NaN is distinct; -0 and +0 are one element, so
-    reconstructing x from inverse_indices may not return the same zeros.
+    The shapes depend on the values of x, so calling unique_inverse computes x
+    (a force point).
 
-    The shapes depend on the values of x, so calling unique_inverse evaluates x.
+    Parameters
+    ----------
+    x : Array
+        Input array; flattened if it has more than one dimension.
+
+    Returns
+    -------
+    out : UniqueInverseResult
+        A namedtuple (values, inverse_indices): values, one-dimensional with
+        x's dtype, sorted ascending (NaNs last); inverse_indices of x's shape,
+        of the default array index data type. Each NaN is distinct; -0 and +0
+        are one element, so the zeros reconstructed may differ from x's.
+
+    Raises
+    ------
+    TypeError
+        x not an array.
     """
     return UniqueInverseResult(*_unique("unique_inverse", x))
 
@@ -88,11 +144,24 @@ def unique_inverse(x: Array, /) -> UniqueInverseResult:
 def unique_values(x: Array, /) -> Array:
     """Returns the unique elements of an input array x.
 
-    The result is a one-dimensional array with the data type of x. A
-    multi-dimensional x is flattened. Each NaN is distinct; -0 and +0 are one
-    element.
+    The shape depends on the values of x, so calling unique_values computes x
+    (a force point).
 
-    The shape depends on the values of x, so calling unique_values evaluates x.
+    Parameters
+    ----------
+    x : Array
+        Input array; flattened if it has more than one dimension.
+
+    Returns
+    -------
+    out : Array
+        The unique elements, one-dimensional with x's dtype, sorted ascending
+        (NaNs last). Each NaN is distinct; -0 and +0 are one element.
+
+    Raises
+    ------
+    TypeError
+        x not an array.
     """
     values, = _unique("unique_values", x)
     return values

@@ -23,11 +23,30 @@ def _sort_node(name, x, axis, descending):
 def argsort(x: Array, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Array:
     """Returns the indices that sort an array x along a specified axis.
 
-    If descending is True, the indices sort x in descending order (by value),
-    otherwise in ascending order. The sort is always stable: the indices
-    maintain the relative order of x values which compare as equal, whatever
-    `stable` says. The returned array has the shape of x and the default array
-    index data type.
+    Parameters
+    ----------
+    x : Array
+        Input array; should have a real-valued data type.
+    axis : int
+        Axis along which to sort (negative counts from the last). Default: -1.
+    descending : bool
+        Sort order: True sorts in descending order (by value), False in
+        ascending order. NaNs sort as if greater than +inf. Default: False.
+    stable : bool
+        Whether values which compare as equal keep their relative order. arrayx
+        always sorts stably, whatever this says. Default: True.
+
+    Returns
+    -------
+    out : Array
+        Indices of the shape of x, of the default array index data type.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or of a complex or bool dtype.
+    ValueError
+        An axis out of bounds.
     """
     return wrap(_sort_node("argsort", x, axis, descending))
 
@@ -35,10 +54,30 @@ def argsort(x: Array, /, *, axis: int = -1, descending: bool = False, stable: bo
 def sort(x: Array, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Array:
     """Returns a sorted copy of an input array x.
 
-    If descending is True, x is sorted in descending order (by value),
-    otherwise in ascending order. The sort is always stable: it maintains the
-    relative order of x values which compare as equal, whatever `stable` says.
-    The returned array has the data type and shape of x.
+    Parameters
+    ----------
+    x : Array
+        Input array; should have a real-valued data type.
+    axis : int
+        Axis along which to sort (negative counts from the last). Default: -1.
+    descending : bool
+        Sort order: True sorts in descending order (by value), False in
+        ascending order. NaNs sort as if greater than +inf. Default: False.
+    stable : bool
+        Whether values which compare as equal keep their relative order. arrayx
+        always sorts stably, whatever this says. Default: True.
+
+    Returns
+    -------
+    out : Array
+        A sorted array of the dtype and shape of x.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or of a complex or bool dtype.
+    ValueError
+        An axis out of bounds.
     """
     return wrap(_sort_node("sort", x, axis, descending))
 

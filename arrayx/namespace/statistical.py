@@ -60,12 +60,66 @@ def _sum_like(name, x, axis, dtype, keepdims):
 
 
 def sum(x: Array, /, *, axis: Axes = None, dtype: DType | None = None, keepdims: bool = False) -> Array:
-    """Calculates the sum of the input array x (integers accumulate in the default integer dtype)."""
+    """Calculates the sum of the input array x.
+
+    Parameters
+    ----------
+    x : Array
+        Input array; should have a numeric data type.
+    axis : int | tuple of ints | None
+        Axis or axes along which to sum (negative counts from the last); None
+        sums the entire array. Default: None.
+    dtype : DType | None
+        Data type of the result, in which the sum accumulates; None: x's dtype,
+        except that bool and signed integers take the default integer dtype and
+        unsigned integers uint64. Default: None.
+    keepdims : bool
+        Whether to keep the reduced axes as singleton dimensions. Default: False.
+
+    Returns
+    -------
+    out : Array
+        The sums (0-d for a sum over the entire array), of the dtype above.
+
+    Raises
+    ------
+    TypeError
+        x not an array, an unsupported dtype, or a real dtype for complex x.
+    ValueError
+        An axis out of bounds, or a repeated axis.
+    """
     return _sum_like("sum", x, axis, dtype, keepdims)
 
 
 def prod(x: Array, /, *, axis: Axes = None, dtype: DType | None = None, keepdims: bool = False) -> Array:
-    """Calculates the product of the input array x (integers accumulate in the default integer dtype)."""
+    """Calculates the product of input array x elements.
+
+    Parameters
+    ----------
+    x : Array
+        Input array; should have a numeric data type.
+    axis : int | tuple of ints | None
+        Axis or axes along which to multiply (negative counts from the last);
+        None multiplies the entire array. Default: None.
+    dtype : DType | None
+        Data type of the result, in which the product accumulates; None: x's
+        dtype, except that bool and signed integers take the default integer
+        dtype and unsigned integers uint64. Default: None.
+    keepdims : bool
+        Whether to keep the reduced axes as singleton dimensions. Default: False.
+
+    Returns
+    -------
+    out : Array
+        The products (0-d for a product over the entire array), of the dtype above.
+
+    Raises
+    ------
+    TypeError
+        x not an array, an unsupported dtype, or a real dtype for complex x.
+    ValueError
+        An axis out of bounds, or a repeated axis.
+    """
     return _sum_like("prod", x, axis, dtype, keepdims)
 
 
@@ -78,12 +132,60 @@ def _extremum(name, x, axis, keepdims):
 
 
 def max(x: Array, /, *, axis: Axes = None, keepdims: bool = False) -> Array:
-    """Calculates the maximum value of the input array x (NaN if any element is NaN)."""
+    """Calculates the maximum value of the input array x.
+
+    Parameters
+    ----------
+    x : Array
+        Input array; should have a real-valued data type.
+    axis : int | tuple of ints | None
+        Axis or axes along which to compute maximum values (negative counts from
+        the last); None: over the entire array. Default: None.
+    keepdims : bool
+        Whether to keep the reduced axes as singleton dimensions. Default: False.
+
+    Returns
+    -------
+    out : Array
+        The maximum values (NaN where any element is NaN; 0-d over the entire
+        array), of x's dtype.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or of a complex or bool dtype.
+    ValueError
+        A reduction over zero elements, an axis out of bounds, or a repeated axis.
+    """
     return _extremum("max", x, axis, keepdims)
 
 
 def min(x: Array, /, *, axis: Axes = None, keepdims: bool = False) -> Array:
-    """Calculates the minimum value of the input array x (NaN if any element is NaN)."""
+    """Calculates the minimum value of the input array x.
+
+    Parameters
+    ----------
+    x : Array
+        Input array; should have a real-valued data type.
+    axis : int | tuple of ints | None
+        Axis or axes along which to compute minimum values (negative counts from
+        the last); None: over the entire array. Default: None.
+    keepdims : bool
+        Whether to keep the reduced axes as singleton dimensions. Default: False.
+
+    Returns
+    -------
+    out : Array
+        The minimum values (NaN where any element is NaN; 0-d over the entire
+        array), of x's dtype.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or of a complex or bool dtype.
+    ValueError
+        A reduction over zero elements, an axis out of bounds, or a repeated axis.
+    """
     return _extremum("min", x, axis, keepdims)
 
 
@@ -95,7 +197,31 @@ def _mean_node(node, axes, keepdims, name):
 
 
 def mean(x: Array, /, *, axis: Axes = None, keepdims: bool = False) -> Array:
-    """Calculates the arithmetic mean of the input array x (NaN over zero elements)."""
+    """Calculates the arithmetic mean of the input array x.
+
+    Parameters
+    ----------
+    x : Array
+        Input array; must have a floating-point data type.
+    axis : int | tuple of ints | None
+        Axis or axes along which to compute means (negative counts from the
+        last); None: over the entire array. Default: None.
+    keepdims : bool
+        Whether to keep the reduced axes as singleton dimensions. Default: False.
+
+    Returns
+    -------
+    out : Array
+        The arithmetic means (NaN over zero elements; 0-d over the entire
+        array), of x's dtype.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or not of a floating-point dtype.
+    ValueError
+        An axis out of bounds, or a repeated axis.
+    """
     node = node_of(x, "mean")
     check_dtype(node, "floating", "mean")  # narrower than sum's numeric: the standard's mean takes floating dtypes
     axes = normalize_axes(axis, len(node.shape), "mean")
@@ -121,15 +247,67 @@ def _var_node(x, axis, correction, keepdims, name):
 
 
 def var(x: Array, /, *, axis: Axes = None, correction: int | float = 0.0, keepdims: bool = False) -> Array:
-    """Calculates the variance of the input array x, dividing by N - correction
-    (NaN where N - correction <= 0, as the standard says)."""
+    """Calculates the variance of the input array x.
+
+    Parameters
+    ----------
+    x : Array
+        Input array; must have a real-valued floating-point data type.
+    axis : int | tuple of ints | None
+        Axis or axes along which to compute variances (negative counts from the
+        last); None: over the entire array. Default: None.
+    correction : int | float
+        Degrees of freedom adjustment: the divisor is N - correction for N
+        elements (0: the population variance, 1: Bessel's correction). Default: 0.
+    keepdims : bool
+        Whether to keep the reduced axes as singleton dimensions. Default: False.
+
+    Returns
+    -------
+    out : Array
+        The variances (NaN where N - correction <= 0; 0-d over the entire
+        array), of x's dtype.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or not of a real floating-point dtype.
+    ValueError
+        A negative correction, an axis out of bounds, or a repeated axis.
+    """
     variance, dtype = _var_node(x, axis, correction, keepdims, "var")
     return wrap(astype_node(variance, dtype))
 
 
 def std(x: Array, /, *, axis: Axes = None, correction: int | float = 0.0, keepdims: bool = False) -> Array:
-    """Calculates the standard deviation of the input array x, dividing by N - correction
-    (NaN where N - correction <= 0, as the standard says)."""
+    """Calculates the standard deviation of the input array x.
+
+    Parameters
+    ----------
+    x : Array
+        Input array; must have a real-valued floating-point data type.
+    axis : int | tuple of ints | None
+        Axis or axes along which to compute standard deviations (negative counts
+        from the last); None: over the entire array. Default: None.
+    correction : int | float
+        Degrees of freedom adjustment: the divisor is N - correction for N
+        elements (0: the population value, 1: Bessel's correction). Default: 0.
+    keepdims : bool
+        Whether to keep the reduced axes as singleton dimensions. Default: False.
+
+    Returns
+    -------
+    out : Array
+        The standard deviations (NaN where N - correction <= 0; 0-d over the
+        entire array), of x's dtype.
+
+    Raises
+    ------
+    TypeError
+        x not an array, or not of a real floating-point dtype.
+    ValueError
+        A negative correction, an axis out of bounds, or a repeated axis.
+    """
     variance, dtype = _var_node(x, axis, correction, keepdims, "std")
     return wrap(astype_node(make(P["sqrt"], (variance,)), dtype))
 
@@ -155,13 +333,65 @@ def _cumulative(name, x, axis, dtype, include_initial):
 
 def cumulative_sum(x: Array, /, *, axis: int | None = None, dtype: DType | None = None,
                    include_initial: bool = False) -> Array:
-    """Calculates the cumulative sum of elements of x along an axis."""
+    """Calculates the cumulative sum of elements in the input array x.
+
+    Parameters
+    ----------
+    x : Array
+        Input array, with one or more dimensions; should have a numeric data type.
+    axis : int | None
+        Axis along which to sum (negative counts from the last); None is allowed
+        for one-dimensional x only. Default: None.
+    dtype : DType | None
+        Data type of the result, in which the sums accumulate; None: as for sum.
+    include_initial : bool
+        Whether to begin with the initial value zero, making axis one longer.
+        Default: False.
+
+    Returns
+    -------
+    out : Array
+        The cumulative sums, of the dtype above.
+
+    Raises
+    ------
+    TypeError
+        x not an array, an unsupported dtype, or a real dtype for complex x.
+    ValueError
+        A 0-d x, axis None for x of several dimensions, or an axis out of bounds.
+    """
     return _cumulative("cumulative_sum", x, axis, dtype, include_initial)
 
 
 def cumulative_prod(x: Array, /, *, axis: int | None = None, dtype: DType | None = None,
                     include_initial: bool = False) -> Array:
-    """Calculates the cumulative product of elements of x along an axis."""
+    """Calculates the cumulative product of elements in the input array x.
+
+    Parameters
+    ----------
+    x : Array
+        Input array, with one or more dimensions; should have a numeric data type.
+    axis : int | None
+        Axis along which to multiply (negative counts from the last); None is
+        allowed for one-dimensional x only. Default: None.
+    dtype : DType | None
+        Data type of the result, in which the products accumulate; None: as for prod.
+    include_initial : bool
+        Whether to begin with the initial value one, making axis one longer.
+        Default: False.
+
+    Returns
+    -------
+    out : Array
+        The cumulative products, of the dtype above.
+
+    Raises
+    ------
+    TypeError
+        x not an array, an unsupported dtype, or a real dtype for complex x.
+    ValueError
+        A 0-d x, axis None for x of several dimensions, or an axis out of bounds.
+    """
     return _cumulative("cumulative_prod", x, axis, dtype, include_initial)
 
 

@@ -8,20 +8,95 @@ from .statistical import reduce
 
 
 def all(x: Array, /, *, axis: Axes = None, keepdims: bool = False) -> Array:
-    """Tests whether all input array elements evaluate to True along the given axes."""
+    """Tests whether all input array elements evaluate to True along a specified axis.
+
+    Parameters
+    ----------
+    x : Array
+        Input array, of any data type (non-zero elements are True).
+    axis : int | tuple of ints | None
+        Axis or axes along which to perform a logical AND reduction (negative
+        counts from the last); None: over the entire array. Default: None.
+    keepdims : bool
+        Whether to keep the reduced axes as singleton dimensions. Default: False.
+
+    Returns
+    -------
+    out : Array
+        The test results (True over zero elements; 0-d over the entire array),
+        of dtype bool.
+
+    Raises
+    ------
+    TypeError
+        x not an array.
+    ValueError
+        An axis out of bounds, or a repeated axis.
+    """
     return wrap(reduce("all", x, axis, keepdims)[1])
 
 
 def any(x: Array, /, *, axis: Axes = None, keepdims: bool = False) -> Array:
-    """Tests whether any input array element evaluates to True along the given axes."""
+    """Tests whether any input array element evaluates to True along a specified axis.
+
+    Parameters
+    ----------
+    x : Array
+        Input array, of any data type (non-zero elements are True).
+    axis : int | tuple of ints | None
+        Axis or axes along which to perform a logical OR reduction (negative
+        counts from the last); None: over the entire array. Default: None.
+    keepdims : bool
+        Whether to keep the reduced axes as singleton dimensions. Default: False.
+
+    Returns
+    -------
+    out : Array
+        The test results (False over zero elements; 0-d over the entire array),
+        of dtype bool.
+
+    Raises
+    ------
+    TypeError
+        x not an array.
+    ValueError
+        An axis out of bounds, or a repeated axis.
+    """
     return wrap(reduce("any", x, axis, keepdims)[1])
 
 
 def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = None,
          append: Array | None = None) -> Array:
-    """Calculates the n-th discrete forward difference along an axis.
+    """Calculates the n-th discrete forward difference along a specified axis.
 
-    prepend and append are joined to x along `axis` before differencing.
+    Parameters
+    ----------
+    x : Array
+        Input array, with at least one dimension; should have a numeric data type.
+    axis : int
+        Axis along which to compute differences (negative counts from the last).
+        Default: -1.
+    n : int
+        Number of times to recursively compute differences. Default: 1.
+    prepend : Array | None
+        Values to join to x before its start along axis, before differencing;
+        of the shape of x except along axis. Default: None.
+    append : Array | None
+        Values to join to x after its end along axis, as prepend. Default: None.
+
+    Returns
+    -------
+    out : Array
+        The n-th differences, n shorter along axis than the joined input (the
+        dtype the inputs promote to; for bool, whether neighbours differ).
+
+    Raises
+    ------
+    TypeError
+        x, prepend or append not an array.
+    ValueError
+        A 0-d x, a negative n, an axis out of bounds, or prepend or append
+        whose shape does not match x off axis.
     """
     node = node_of(x, "diff")
     if len(node.shape) == 0:
