@@ -68,19 +68,59 @@ newaxis = None
 
 
 def eval(*arrays):
-    """Force several arrays at once: one plan computes all of them, and
-    their device holds the values (the dask device persists them)."""
+    """Computes several arrays at once: one plan computes all of them, and
+    their device holds the values (the dask device persists them).
+
+    Parameters
+    ----------
+    *arrays : Array
+        The arrays to compute.
+
+    Returns
+    -------
+    out : Array or tuple of Array
+        The arrays given (one array when one was given), now computed.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not an arrayx array.
+    Exception
+        Any value-dependent error of the recorded work (e.g.
+        numpy.linalg.LinAlgError), naming the function that recorded it.
+    """
     _evaluate([_node_of(a, "eval", f"arrays[{i}]") for i, a in enumerate(arrays)])
     return arrays[0] if len(arrays) == 1 else arrays
 
 
 def graph(x, format="text"):
-    """The unevaluated graph below x (cheap: computes nothing).
+    """Returns the unevaluated graph below `x` (computes nothing).
 
-    `format="text"`: one node a line. `format="dot"`: Graphviz DOT, fused
-    groups as clusters, realized leaves filled. `format="svg"`: the DOT
-    rendered by Graphviz (needs `pip install "arrayx[viz]"` and Graphviz's
-    `dot` on PATH).
+    Parameters
+    ----------
+    x : Array
+        The array whose graph to show.
+    format : str
+        "text": one node a line. "dot": Graphviz DOT, fused groups as
+        clusters, realized leaves filled. "svg": the DOT rendered by
+        Graphviz (needs `pip install "arrayx[viz]"` and Graphviz's `dot` on
+        PATH).
+
+    Returns
+    -------
+    out : str
+        The graph in `format`.
+
+    Raises
+    ------
+    TypeError
+        If `x` is not an arrayx array.
+    ValueError
+        If `format` is not one of the above.
+    ImportError
+        For "svg", when the graphviz package is missing.
+    RuntimeError
+        For "svg", when Graphviz's `dot` program is not on PATH.
     """
     node = _node_of(x, "graph")
     if format not in debug.FORMATS:
@@ -90,18 +130,42 @@ def graph(x, format="text"):
 
 
 def set_default_device(device):
-    """Make `device` (a Device or its name, e.g. "cuda:0") the device arrays
-    are created on when none is given; the environment variable
-    ARRAYX_DEVICE sets it for a whole process."""
+    """Makes `device` the device arrays are created on when none is given;
+    the environment variable ARRAYX_DEVICE sets it for a whole process.
+
+    Parameters
+    ----------
+    device : Device or str
+        A registered device, or its name (e.g. "cpu", "cuda:0", "dask").
+
+    Raises
+    ------
+    ValueError
+        If no such device is registered here (the message says why, e.g.
+        PyCUDA missing or no GPU found).
+    """
     executors.set_default_device(_check_device(device, "set_default_device"))
 
 
 def set_num_threads(n):
-    """Run the CPU executor's fused kernels on `n` threads (a positive int)
-    from the next force point on. The default is one per core this process
-    may run on; the environment variable ARRAYX_NUM_THREADS sets it for a
-    whole process. BLAS (matmul, linalg) keeps its own setting
-    (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS)."""
+    """Runs the CPU executor's fused kernels on `n` threads from the next
+    force point on. The default is one per core this process may run on;
+    the environment variable ARRAYX_NUM_THREADS sets it for a whole process.
+    BLAS (matmul, linalg) keeps its own setting (OPENBLAS_NUM_THREADS,
+    OMP_NUM_THREADS).
+
+    Parameters
+    ----------
+    n : int
+        The number of threads, at least 1.
+
+    Raises
+    ------
+    TypeError
+        If `n` is not an int.
+    ValueError
+        If `n` is less than 1.
+    """
     if isinstance(n, _builtins.bool) or not isinstance(n, _numbers.Integral):
         raise TypeError(f"set_num_threads: n must be a positive int, got {type(n).__name__}")
     if n < 1:
@@ -110,7 +174,14 @@ def set_num_threads(n):
 
 
 def get_num_threads():
-    """The number of threads the CPU executor's fused kernels run on."""
+    """Returns the number of threads the CPU executor's fused kernels run on.
+
+    Returns
+    -------
+    out : int
+        The thread count `set_num_threads` or ARRAYX_NUM_THREADS set, else
+        one per core this process may run on.
+    """
     return _cpu_threads()
 
 

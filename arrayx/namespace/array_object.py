@@ -27,11 +27,21 @@ _lazy_repr = os.environ.get("ARRAYX_LAZY_REPR") == "1"
 
 
 def set_lazy_repr(lazy: bool) -> None:
-    """Make repr() of an unevaluated array show its shape, dtype and device
-    without computing it (`lazy=True`), or compute and show its values
-    (`lazy=False`, the default; ARRAYX_LAZY_REPR=1 in the environment makes
-    True the default). Evaluated arrays always show their values, and str()
-    and print() always compute."""
+    """Sets what repr() of an unevaluated array does. Evaluated arrays always
+    show their values, and str() and print() always compute.
+
+    Parameters
+    ----------
+    lazy : bool
+        True: show the shape and dtype without computing. False (the
+        default; ARRAYX_LAZY_REPR=1 in the environment makes True the
+        default): compute and show the values.
+
+    Raises
+    ------
+    TypeError
+        If `lazy` is not a bool.
+    """
     global _lazy_repr
     if not isinstance(lazy, bool):
         raise TypeError(f"set_lazy_repr: lazy must be a bool, got {type(lazy).__name__}")
