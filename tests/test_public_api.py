@@ -132,3 +132,11 @@ def test_the_package_ships_its_type_hints():
     assert (package / "py.typed").is_file()
     assert inspect.signature(xp.Array.__add__).return_annotation is xp.Array
     assert inspect.signature(xp.set_lazy_repr).parameters["lazy"].annotation is bool
+
+
+@pytest.mark.parametrize("name", ["eval", "graph", "jit", "set_default_device", "set_num_threads",
+                                  "get_num_threads", "set_lazy_repr"])
+def test_arrayx_own_functions_document_their_parameters(name):
+    fn = getattr(xp, name)
+    doc = inspect.getdoc(fn)
+    assert documented_parameters(doc) == list(inspect.signature(fn).parameters), name
