@@ -422,18 +422,31 @@ def one_element(node, key, value):
     unchanged in the node's dtype, or a realized 0-d array of that dtype on
     its device (the value is then its buffer). Else None, and `setitem` does
     the checking. The loop bodies `x[i, i] = 0.0` and `x[i, i] = v` of
-    array-agnostic code take this path."""
+    array-agnostic code take this path, a thousand times per loop: the
+    common cases are tested first, with no call."""
     if node.buffer is None:
         return None
-    if type(value) is Array:
-        v = value._node
-        if v.shape != () or v.buffer is None or v.dtype != node.dtype or v.device != node.device:
+    kind = type(value)
+    if kind is float:
+        if node.dtype not in _FLOAT_ELEMENTS:
             return None
-        index = _element_index(node.shape, key)
-        return None if index is None else (index, v.buffer)
-    if not _stored_exactly(value, node.dtype):
+    elif kind is Array:
+        v = value._node
+        if v.shape != () or v.buffer is None or v.dtype is not node.dtype or v.device is not node.device:
+            return None
+        value = v.buffer
+    elif not _stored_exactly(value, node.dtype):
         return None
-    index = _element_index(node.shape, key)
+    shape = node.shape
+    if type(key) is tuple and len(key) == len(shape):
+        axis = 0   # no zip: building one costs more than this loop (CPython 3.11)
+        for i in key:
+            if type(i) is not int or not 0 <= i < shape[axis]:
+                break
+            axis += 1
+        else:
+            return key, value   # non-negative ints in range: the index as it is
+    index = _element_index(shape, key)
     return None if index is None else (index, value)
 
 

@@ -42,15 +42,17 @@ every core (the CPU executor spreads fused groups over a thread pool).
 """
 
 import os
+import sys
 import threading
 from itertools import count
 from math import prod
 
 from .. import executors
+from ..executors import executor_for
 from ..counters import counters
-from ..graph.node import Node, retaining, toposort, tracing, users_of
+from ..graph.node import Node, scope, retaining, toposort, tracing, users_of
 from ..graph.primitives import BOUND, ELEMENTWISE, EVALUATED, KEPT_KINDS, MOVEMENT, REDUCE, STATE, UPDATE
-from ..references import extra_references
+from ..references import HELD_ONCE, extra_references
 from .collect import collect, realized_by_views, take_views
 from .fuse import fuse
 from .lower import executor_running, lower, transfer
@@ -353,16 +355,16 @@ def write_element(array, index, value):
     `update_in_place`); `index` holds one in-range int per axis and `value`
     is a Python scalar or a 0-d buffer of the array's dtype and executor.
     False (nothing written) where those conditions do not hold: the caller
-    then records an update."""
-    if retaining() or tracing():
-        return False
+    then records an update. Element loops call this a thousand times: the
+    reference counts are read inline (`references`' calibration)."""
     node = array._node
-    if node.inputs or extra_references((node,), 0) != 2:   # held by the array and by `node`
+    if node.inputs or sys.getrefcount(node) != HELD_ONCE or scope.retaining or scope.tracing:
         return False
-    ex = executors.executor_for(node.device)
-    if not (ex.updates_in_place and _sole_owner(ex, node)):
+    buffer = node.buffer
+    ex = executor_for(node.device)
+    if not ex.updates_in_place or sys.getrefcount(buffer) != HELD_ONCE or not ex.owns_memory(buffer):
         return False
-    ex.write_element(node.buffer, index, value)
+    ex.write_element(buffer, index, value)
     counters["updates_in_place"] += 1
     return True
 
