@@ -143,7 +143,8 @@ def _permute_rule(prim, inputs, attrs):
 
 
 def slice_shape(starts, stops, steps):
-    return tuple(len(range(a, b, c)) for a, b, c in zip(starts, stops, steps))
+    # No zip and no generator: x[i, j] in a loop builds a slice node per call.
+    return tuple([len(range(starts[i], stops[i], steps[i])) for i in range(len(starts))])
 
 
 def _slice_rule(prim, inputs, attrs):
