@@ -51,7 +51,7 @@ from .. import executors
 from ..executors import executor_for
 from ..counters import counters
 from ..graph.node import Node, scope, retaining, toposort, tracing, users_of
-from ..graph.primitives import BOUND, ELEMENTWISE, EVALUATED, KEPT_KINDS, MOVEMENT, REDUCE, STATE, UPDATE
+from ..graph.primitives import BOUND, ELEMENTWISE, EVALUATED, KEPT_KINDS, MOVEMENT, PRIMITIVES, REDUCE, STATE, UPDATE
 from ..references import HELD_ONCE, extra_references
 from .collect import collect, realized_by_views, take_views
 from .fuse import fuse
@@ -72,6 +72,7 @@ _plans = {}
 _cached_bytes = 0
 _uses = count()
 _lock = threading.RLock()
+_FULL = PRIMITIVES["full"]
 
 
 class Plan:
@@ -206,10 +207,20 @@ def _kept(order, keep, slots):
     candidates, watch = keep
     held, through_users = {}, {}
     for position, refs, users in watch:
-        held[position] = extra_references(order, position) > refs
-        through_users[position] = held[position] or any(through_users[u] for u in users)
-    return [(order[p], slot) for (p, through), slot in zip(candidates, slots)
-            if (through_users if through else held)[p]]
+        h = held[position] = extra_references(order, position) > refs
+        if not h:
+            for u in users:   # no any() or zip below: each costs more than its loop here (CPython 3.11)
+                if through_users[u]:
+                    h = True
+                    break
+        through_users[position] = h
+    kept = []
+    i = 0
+    for p, through in candidates:
+        if (through_users if through else held)[p]:
+            kept.append((order[p], slots[i]))
+        i += 1
+    return kept
 
 
 def _physical_memory():
@@ -294,7 +305,10 @@ def realize(nodes):
     """Compute the buffers of `nodes` (a force point)."""
     with _lock:
         if len(nodes) == 1:   # one array's force point, the common case
-            requested = [nodes[0]] if nodes[0].buffer is None and not realized_by_views(nodes[0]) else []
+            node = nodes[0]
+            if node.buffer is not None or (node.op.kind is MOVEMENT or node.op is _FULL) and realized_by_views(node):
+                return
+            requested = [node]
         else:
             requested = [n for n in dict.fromkeys(nodes) if n.buffer is None]
         if not requested:
@@ -313,8 +327,11 @@ def realize(nodes):
         plan.run(slots)
         counters["realizations"] += 1
         counters["steps_run"] += plan.steps
-        for node, s in zip(requested, plan.outputs):
-            node.realize_as(slots[s], EVALUATED)
+        outputs = plan.outputs
+        i = 0
+        for node in requested:
+            node.realize_as(slots[outputs[i]], EVALUATED)
+            i += 1
         if kept:
             for node, s in kept:
                 node.realize_as(slots[s], EVALUATED)
