@@ -77,16 +77,17 @@ def broadcast_shapes(name, *shapes):
     for shape in shapes[1:]:
         if len(shape) > len(out):
             out = [1] * (len(shape) - len(out)) + out
-        offset = len(out) - len(shape)
-        for i, n in enumerate(shape):
-            m = out[offset + i]
+        i = len(out) - len(shape)   # an index, not enumerate: this runs for every broadcasting node
+        for n in shape:
+            m = out[i]
             if m != n:
                 if m == 1:
-                    out[offset + i] = n
+                    out[i] = n
                 elif n != 1:
                     raise ValueError(
                         f"{name}: shapes {' and '.join(str(tuple(s)) for s in shapes)} cannot be broadcast together"
                     )
+            i += 1
     return tuple(out)
 
 
@@ -112,9 +113,10 @@ def _leaf_rule(prim, inputs, attrs):
 def reduced_shape(shape, axes, keepdims):
     """The shape of a reduction of `shape` over `axes`: the reduced axes kept
     with size 1 (`keepdims`) or dropped."""
+    # List comprehensions over range, not generators over enumerate: every reduction node runs this.
     if keepdims:
-        return tuple(1 if i in axes else n for i, n in enumerate(shape))
-    return tuple(n for i, n in enumerate(shape) if i not in axes)
+        return tuple([1 if i in axes else shape[i] for i in range(len(shape))])
+    return tuple([shape[i] for i in range(len(shape)) if i not in axes])
 
 
 def _reduce(result):
