@@ -9,12 +9,13 @@ class _Scope(threading.local):
     tracing = 0     # depth of nested traces (arrayx.jit) in this thread
 
 
-_scope = _Scope()
+# The calling thread's recording state; hot paths read its fields directly.
+scope = _Scope()
 
 
 def retaining():
     """True inside a `retain_history()` scope of the calling thread."""
-    return _scope.retaining > 0
+    return scope.retaining > 0
 
 
 @contextmanager
@@ -28,27 +29,27 @@ def retain_history():
     scope belongs to the thread that entered it: a `grad` in one thread does
     not make another thread's loop keep its history.
     """
-    _scope.retaining += 1
+    scope.retaining += 1
     try:
         yield
     finally:
-        _scope.retaining -= 1
+        scope.retaining -= 1
 
 
 def tracing():
     """True while the calling thread traces a function for arrayx.jit: its
     arguments are placeholders, so nothing that reads them can be forced."""
-    return _scope.tracing > 0
+    return scope.tracing > 0
 
 
 @contextmanager
 def trace():
     """The scope of one trace (see `tracing`)."""
-    _scope.tracing += 1
+    scope.tracing += 1
     try:
         yield
     finally:
-        _scope.tracing -= 1
+        scope.tracing -= 1
 
 
 class Constant:
@@ -121,7 +122,7 @@ class Node:
         self.buffer = buffer
         self.layout = None
         self.depth = 0
-        if not _scope.retaining:
+        if not scope.retaining:
             self.op = buffer_op
             self.inputs = ()
             self.attrs = ()

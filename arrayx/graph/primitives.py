@@ -79,16 +79,17 @@ def broadcast_shapes(name, *shapes):
     for shape in shapes[1:]:
         if len(shape) > len(out):
             out = [1] * (len(shape) - len(out)) + out
-        offset = len(out) - len(shape)
-        for i, n in enumerate(shape):
-            m = out[offset + i]
+        i = len(out) - len(shape)   # an index, not enumerate: this runs for every broadcasting node
+        for n in shape:
+            m = out[i]
             if m != n:
                 if m == 1:
-                    out[offset + i] = n
+                    out[i] = n
                 elif n != 1:
                     raise ValueError(
                         f"{name}: shapes {' and '.join(str(tuple(s)) for s in shapes)} cannot be broadcast together"
                     )
+            i += 1
     return tuple(out)
 
 
@@ -114,9 +115,10 @@ def _leaf_rule(prim, inputs, attrs):
 def reduced_shape(shape, axes, keepdims):
     """The shape of a reduction of `shape` over `axes`: the reduced axes kept
     with size 1 (`keepdims`) or dropped."""
+    # List comprehensions over range, not generators over enumerate: every reduction node runs this.
     if keepdims:
-        return tuple(1 if i in axes else n for i, n in enumerate(shape))
-    return tuple(n for i, n in enumerate(shape) if i not in axes)
+        return tuple([1 if i in axes else shape[i] for i in range(len(shape))])
+    return tuple([shape[i] for i in range(len(shape)) if i not in axes])
 
 
 def _reduce(result):
@@ -145,7 +147,8 @@ def _permute_rule(prim, inputs, attrs):
 
 
 def slice_shape(starts, stops, steps):
-    return tuple(len(range(a, b, c)) for a, b, c in zip(starts, stops, steps))
+    # No zip and no generator: x[i, j] in a loop builds a slice node per call.
+    return tuple([len(range(starts[i], stops[i], steps[i])) for i in range(len(starts))])
 
 
 def _slice_rule(prim, inputs, attrs):

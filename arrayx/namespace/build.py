@@ -173,6 +173,8 @@ def normalize_axes(axis, ndim, name):
     """`axis` (None, an int or a tuple of ints) as a sorted tuple of axes."""
     if axis is None:
         return tuple(range(ndim))
+    if type(axis) is int and -ndim <= axis < ndim:   # one axis (axis=-1, the common case): nothing to sort or check
+        return (axis % ndim,)
     axes = tuple(sorted(normalize_axis(a, ndim, name) for a in (axis if isinstance(axis, tuple) else (axis,))))
     if len(set(axes)) != len(axes):
         raise ValueError(f"{name}: repeated axis in {axis}")

@@ -39,16 +39,26 @@ def parse_key(key, shape, name):
     """(starts, stops, steps, result shape) of a basic index into `shape`."""
     if type(key) is int:
         key = (key,)
-    if type(key) is tuple and len(key) <= len(shape) and all(type(k) is int for k in key):
-        # Python ints only (x[i, j], the element loops of array-agnostic code): the cheap path.
+    if type(key) is tuple and len(key) <= len(shape):
+        # Python ints only (x[i, j], the element loops of array-agnostic code):
+        # the cheap path, without zip or enumerate (each costs more than this
+        # loop on CPython 3.11).
         starts = []
-        for axis, (i, n) in enumerate(zip(key, shape)):
+        stops = []
+        axis = 0
+        for i in key:
+            if type(i) is not int:
+                break
+            n = shape[axis]
             if not -n <= i < n:
                 raise IndexError(f"{name}: index {i} is out of bounds for axis {axis} with size {n}")
-            starts.append(i % n)
-        k = len(key)
-        rest = len(shape) - k
-        return (tuple(starts) + (0,) * rest, tuple(i + 1 for i in starts) + shape[k:], (1,) * len(shape), shape[k:])
+            i %= n
+            starts.append(i)
+            stops.append(i + 1)
+            axis += 1
+        else:
+            rest = shape[axis:]
+            return tuple(starts) + (0,) * len(rest), tuple(stops) + rest, (1,) * len(shape), rest
     items = key if isinstance(key, tuple) else (key,)
     ellipses = sum(1 for k in items if k is Ellipsis)
     if ellipses > 1:
@@ -332,9 +342,7 @@ def getitem(x, key):
     indices raise an IndexError when the result is evaluated.
     """
     node = x._node
-    if not _is_basic(key):
-        key = _known_integers(key)
-    if _is_basic(key):
+    if _is_basic(key) or _is_basic(key := _known_integers(key)):
         starts, stops, steps, out = parse_key(key, node.shape, "__getitem__")
         return wrap(reshape_node(_sliced(node, starts, stops, steps), out))
     plan = _plan(node, *_check(node, _items(key, "__getitem__"), "__getitem__"), "__getitem__")
@@ -422,18 +430,31 @@ def one_element(node, key, value):
     unchanged in the node's dtype, or a realized 0-d array of that dtype on
     its device (the value is then its buffer). Else None, and `setitem` does
     the checking. The loop bodies `x[i, i] = 0.0` and `x[i, i] = v` of
-    array-agnostic code take this path."""
+    array-agnostic code take this path, a thousand times per loop: the
+    common cases are tested first, with no call."""
     if node.buffer is None:
         return None
-    if type(value) is Array:
-        v = value._node
-        if v.shape != () or v.buffer is None or v.dtype != node.dtype or v.device != node.device:
+    kind = type(value)
+    if kind is float:
+        if node.dtype not in _FLOAT_ELEMENTS:
             return None
-        index = _element_index(node.shape, key)
-        return None if index is None else (index, v.buffer)
-    if not _stored_exactly(value, node.dtype):
+    elif kind is Array:
+        v = value._node
+        if v.shape != () or v.buffer is None or v.dtype is not node.dtype or v.device is not node.device:
+            return None
+        value = v.buffer
+    elif not _stored_exactly(value, node.dtype):
         return None
-    index = _element_index(node.shape, key)
+    shape = node.shape
+    if type(key) is tuple and len(key) == len(shape):
+        axis = 0   # no zip: building one costs more than this loop (CPython 3.11)
+        for i in key:
+            if type(i) is not int or not 0 <= i < shape[axis]:
+                break
+            axis += 1
+        else:
+            return key, value   # non-negative ints in range: the index as it is
+    index = _element_index(shape, key)
     return None if index is None else (index, value)
 
 

@@ -245,12 +245,12 @@ def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     if s1[axis] != s2[axis]:
         raise ValueError(f"vecdot: axis {axis} has size {s1[axis]} in x1 but {s2[axis]} in x2; "
                          "the contracted axis is not broadcast")
-    batch1, batch2 = s1[:axis] + s1[axis:][1:], s2[:axis] + s2[axis:][1:]
-    batch = broadcast_shapes("vecdot", batch1, batch2)
     if n1.dtype in dt.COMPLEX:
         n1 = make(P["conj"], (n1,))
     if len(s1) == len(s2) == 1:
         return wrap(make(P["matmul"], (n1, n2)))   # two vectors: matmul's dot, one node
+    batch1, batch2 = s1[:axis] + s1[axis:][1:], s2[:axis] + s2[axis:][1:]
+    batch = broadcast_shapes("vecdot", batch1, batch2)
     # Move the axis last, then (..., 1, n) @ (..., n, 1): matmul broadcasts the
     # batch axes without materializing the broadcast product.
     n = s1[axis]

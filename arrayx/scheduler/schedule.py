@@ -42,15 +42,17 @@ every core (the CPU executor spreads fused groups over a thread pool).
 """
 
 import os
+import sys
 import threading
 from itertools import count
 from math import prod
 
 from .. import executors
+from ..executors import executor_for
 from ..counters import counters
-from ..graph.node import Node, retaining, toposort, tracing, users_of
-from ..graph.primitives import BOUND, ELEMENTWISE, EVALUATED, KEPT_KINDS, MOVEMENT, REDUCE, STATE, UPDATE
-from ..references import extra_references
+from ..graph.node import Node, scope, retaining, toposort, tracing, users_of
+from ..graph.primitives import BOUND, ELEMENTWISE, EVALUATED, KEPT_KINDS, MOVEMENT, PRIMITIVES, REDUCE, STATE, UPDATE
+from ..references import HELD_ONCE, extra_references
 from .collect import collect, realized_by_views, take_views
 from . import observe
 from .fuse import fuse
@@ -71,6 +73,7 @@ _plans = {}
 _cached_bytes = 0
 _uses = count()
 _lock = threading.RLock()
+_FULL = PRIMITIVES["full"]
 
 
 class Plan:
@@ -209,10 +212,20 @@ def _kept(order, keep, slots):
     candidates, watch = keep
     held, through_users = {}, {}
     for position, refs, users in watch:
-        held[position] = extra_references(order, position) > refs
-        through_users[position] = held[position] or any(through_users[u] for u in users)
-    return [(order[p], slot) for (p, through), slot in zip(candidates, slots)
-            if (through_users if through else held)[p]]
+        h = held[position] = extra_references(order, position) > refs
+        if not h:
+            for u in users:   # no any() or zip below: each costs more than its loop here (CPython 3.11)
+                if through_users[u]:
+                    h = True
+                    break
+        through_users[position] = h
+    kept = []
+    i = 0
+    for p, through in candidates:
+        if (through_users if through else held)[p]:
+            kept.append((order[p], slots[i]))
+        i += 1
+    return kept
 
 
 def _physical_memory():
@@ -297,7 +310,10 @@ def realize(nodes):
     """Compute the buffers of `nodes` (a force point)."""
     with _lock:
         if len(nodes) == 1:   # one array's force point, the common case
-            requested = [nodes[0]] if nodes[0].buffer is None and not realized_by_views(nodes[0]) else []
+            node = nodes[0]
+            if node.buffer is not None or (node.op.kind is MOVEMENT or node.op is _FULL) and realized_by_views(node):
+                return
+            requested = [node]
         else:
             requested = [n for n in dict.fromkeys(nodes) if n.buffer is None]
         if not requested:
@@ -320,8 +336,11 @@ def realize(nodes):
         counters["realizations"] += 1
         if observed:
             observe.force_point("force", "built" if built else "cached", start)
-        for node, s in zip(requested, plan.outputs):
-            node.realize_as(slots[s], EVALUATED)
+        outputs = plan.outputs
+        i = 0
+        for node in requested:
+            node.realize_as(slots[outputs[i]], EVALUATED)
+            i += 1
         if kept:
             for node, s in kept:
                 node.realize_as(slots[s], EVALUATED)
@@ -380,16 +399,16 @@ def write_element(array, index, value):
     `update_in_place`); `index` holds one in-range int per axis and `value`
     is a Python scalar or a 0-d buffer of the array's dtype and executor.
     False (nothing written) where those conditions do not hold: the caller
-    then records an update."""
-    if retaining() or tracing():
-        return False
+    then records an update. Element loops call this a thousand times: the
+    reference counts are read inline (`references`' calibration)."""
     node = array._node
-    if node.inputs or extra_references((node,), 0) != 2:   # held by the array and by `node`
+    if node.inputs or sys.getrefcount(node) != HELD_ONCE or scope.retaining or scope.tracing:
         return False
-    ex = executors.executor_for(node.device)
-    if not (ex.updates_in_place and _sole_owner(ex, node)):
+    buffer = node.buffer
+    ex = executor_for(node.device)
+    if not ex.updates_in_place or sys.getrefcount(buffer) != HELD_ONCE or not ex.owns_memory(buffer):
         return False
-    ex.write_element(node.buffer, index, value)
+    ex.write_element(buffer, index, value)
     counters["updates_in_place"] += 1
     return True
 
