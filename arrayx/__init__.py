@@ -73,19 +73,21 @@ def eval(*arrays):
     return arrays[0] if len(arrays) == 1 else arrays
 
 
-def graph(x, format="text"):
+def graph(x, format="text", *, lowered=False):
     """The unevaluated graph below x (cheap: computes nothing).
 
     `format="text"`: one node a line. `format="dot"`: Graphviz DOT, fused
     groups as clusters, realized leaves filled. `format="svg"`: the DOT
     rendered by Graphviz (needs `pip install "arrayx[viz]"` and Graphviz's
-    `dot` on PATH).
+    `dot` on PATH). A call of a function that lowers to several primitives
+    (`linspace`, `mean`, `linalg.vector_norm`, ...) shows as one node, as it
+    was written; `lowered=True` shows the primitives instead.
     """
     node = _node_of(x, "graph")
     if format not in debug.FORMATS:
         raise ValueError(f"graph: format must be one of {', '.join(map(repr, debug.FORMATS))}, got {format!r}")
     view = {"text": debug.describe, "dot": debug.dot, "svg": debug.svg}[format]
-    return view([node])
+    return view([node], lowered)
 
 
 def set_default_device(device):

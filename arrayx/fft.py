@@ -20,8 +20,8 @@ import numbers
 
 from . import dtypes as dt
 from .namespace.array_object import Array
-from .namespace.build import (P, astype_node, check_device, check_dtype, check_size, integer_argument, make, node_of,
-                              normalize_axis, scalar_node, wrap)
+from .namespace.build import (P, astype_node, check_device, check_dtype, check_size, composite, integer_argument, make,
+                              node_of, normalize_axis, scalar_node, wrap)
 from .namespace.creation import check_dtype_arg, iota
 from .namespace.manipulation import roll
 
@@ -266,6 +266,7 @@ def _scaled(name, k, n, d, dtype, device):
     return wrap(astype_node(make(P["multiply"], (k, scale)), dtype))
 
 
+@composite
 def fftfreq(n, /, *, d=1.0, dtype=None, device=None):
     """Computes the discrete Fourier transform sample frequencies.
 
@@ -283,6 +284,7 @@ def fftfreq(n, /, *, d=1.0, dtype=None, device=None):
     return _scaled("fftfreq", k, n, d, dtype, device)
 
 
+@composite
 def rfftfreq(n, /, *, d=1.0, dtype=None, device=None):
     """Computes the discrete Fourier transform sample frequencies (for ``rfft`` and ``irfft``).
 
@@ -313,6 +315,7 @@ def _shift(name, x, axes, inverse):
     return roll(x, shifts, axis=axes)
 
 
+@composite
 def fftshift(x, /, *, axes=None):
     """Shifts the zero-frequency component to the center of the spectrum.
 
@@ -322,6 +325,7 @@ def fftshift(x, /, *, axes=None):
     return _shift("fftshift", x, axes, inverse=False)
 
 
+@composite
 def ifftshift(x, /, *, axes=None):
     """Inverse of ``fftshift``.
 

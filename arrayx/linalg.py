@@ -21,7 +21,7 @@ from . import dtypes as dt
 from .graph.apply import apply_multi
 from .graph.primitives import MOVEMENT, reduced_shape
 from .namespace.array_object import Array
-from .namespace.build import (P, astype_node, broadcast_node, broadcast_shapes, check_dtype, full_node,
+from .namespace.build import (P, astype_node, broadcast_node, broadcast_shapes, check_dtype, composite, full_node,
                               integer_argument, make, node_of, normalize_axes, reshape_node, same_device, scalar_node,
                               wrap)
 from .namespace.creation import eye
@@ -186,6 +186,7 @@ def cholesky(x, /, *, upper=False):
     return wrap(make(P["cholesky"], (node,), (bool(upper),)))
 
 
+@composite
 def cross(x1, x2, /, *, axis=-1):
     """Returns the cross product of 3-element vectors.
 
@@ -232,6 +233,7 @@ def diagonal(x, /, *, offset=0):
     return wrap(make(P["diagonal"], (node,), (integer_argument(offset, "linalg.diagonal", "offset"),)))
 
 
+@composite
 def eig(x, /):
     """Returns eigenvalues and eigenvectors of a real or complex matrix (or stack of matrices) x.
 
@@ -242,6 +244,7 @@ def eig(x, /):
     return EigResult(*(wrap(n) for n in apply_multi(P["eig"], (node,))))
 
 
+@composite
 def eigh(x, /):
     """Returns an eigenvalue decomposition of a complex Hermitian or real symmetric matrix (or a
     stack of matrices) x.
@@ -275,6 +278,7 @@ def inv(x, /):
 _MATRIX_ORDS = (1, -1, 2, -2, math.inf, -math.inf)
 
 
+@composite
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     """Computes the matrix norm of a matrix (or a stack of matrices) x.
 
@@ -313,6 +317,7 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     return wrap(out)
 
 
+@composite
 def matrix_power(x, n, /):
     """Raises a square matrix (or a stack of square matrices) x to an integer power n.
 
@@ -336,6 +341,7 @@ def matrix_power(x, n, /):
         power = make(P["matmul"], (power, power))
 
 
+@composite
 def matrix_rank(x, /, *, rtol=None):
     """Returns the rank (i.e., number of non-zero singular values) of a matrix (or a stack of matrices).
 
@@ -353,6 +359,7 @@ def matrix_rank(x, /, *, rtol=None):
     return wrap(_reduce("sum", nonzero, _last(nonzero)))
 
 
+@composite
 def outer(x1, x2, /):
     """Returns the outer product of two vectors x1 and x2 (shape (N, M))."""
     name = "linalg.outer"
@@ -365,6 +372,7 @@ def outer(x1, x2, /):
     return wrap(make(P["multiply"], (column, row)))
 
 
+@composite
 def pinv(x, /, *, rtol=None):
     """Returns the (Moore-Penrose) pseudo-inverse of a matrix (or a stack of matrices) x.
 
@@ -399,6 +407,7 @@ def _conj_transpose(node):
     return make(P["conj"], (node,)) if node.dtype in dt.COMPLEX else node
 
 
+@composite
 def qr(x, /, *, mode="reduced"):
     """Returns the QR decomposition of a full column rank matrix (or a stack of matrices).
 
@@ -412,6 +421,7 @@ def qr(x, /, *, mode="reduced"):
     return QRResult(*(wrap(n) for n in apply_multi(P["qr"], (node,), (mode,))))
 
 
+@composite
 def slogdet(x, /):
     """Returns the sign and the natural logarithm of the absolute value of the determinant of a
     square matrix (or a stack of square matrices) x.
@@ -447,6 +457,7 @@ def solve(x1, x2, /):
     return wrap(make(P["solve"], (_lapack(n1, name, "x1"), _lapack(n2, name, "x2"))))
 
 
+@composite
 def svd(x, /, *, full_matrices=True):
     """Returns a singular value decomposition (SVD) of a matrix (or a stack of matrices) x.
 
@@ -462,6 +473,7 @@ def svdvals(x, /):
     return wrap(make(P["svdvals"], (_matrices(x, "linalg.svdvals", lapack=True),)))
 
 
+@composite
 def trace(x, /, *, offset=0, dtype=None):
     """Returns the sum along the specified diagonals of a matrix (or a stack of matrices) x.
 
@@ -475,6 +487,7 @@ def trace(x, /, *, offset=0, dtype=None):
     return wrap(accumulate(P["sum"], diag, (_last(diag), False), sum_dtype(node, dtype, name)))
 
 
+@composite
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     """Computes the vector norm of a vector (or batch of vectors) x.
 

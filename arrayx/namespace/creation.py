@@ -17,7 +17,7 @@ from ..graph.node import Node
 from ..graph.primitives import BUFFER
 from ..scheduler.schedule import realize
 from .array_object import Array
-from .build import (P, astype_node, broadcast_node, buffer_node, check_device, check_size, full_node,
+from .build import (P, astype_node, broadcast_node, buffer_node, check_device, check_size, composite, full_node,
                     integer_argument, is_scalar, leaf, make, node_of, normalize_shape, reshape_node, scalar_node, wrap)
 from .hints import DType, DeviceLike, Scalar, Shape
 
@@ -198,6 +198,7 @@ def _affine(node, scale, offset, name):
     return node
 
 
+@composite
 def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
            dtype: DType | None = None, device: DeviceLike | None = None) -> Array:
     """Returns evenly spaced values within the half-open interval [start, stop)."""
@@ -229,6 +230,7 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     return wrap(astype_node(_affine(index, step, start, "arange"), dtype))
 
 
+@composite
 def linspace(start: int | float | complex, stop: int | float | complex, /, num: int, *, dtype: DType | None = None,
              device: DeviceLike | None = None, endpoint: bool = True) -> Array:
     """Returns num evenly spaced numbers over the interval [start, stop] (or [start, stop))."""
@@ -258,6 +260,7 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
     return wrap(astype_node(node, dtype))
 
 
+@composite
 def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: DType | None = None, device: DeviceLike | None = None) -> Array:
     """Returns a two-dimensional array with ones on the k-th diagonal and zeros elsewhere."""
     n_rows = integer_argument(n_rows, "eye", "n_rows")
@@ -290,16 +293,19 @@ def _triangle(x, k, compare, name):
     return wrap(make(P["where"], (mask, node, zero)))
 
 
+@composite
 def tril(x: Array, /, *, k: int = 0) -> Array:
     """Returns the lower triangular part of a matrix (or a stack of matrices) x."""
     return _triangle(x, k, "less_equal", "tril")
 
 
+@composite
 def triu(x: Array, /, *, k: int = 0) -> Array:
     """Returns the upper triangular part of a matrix (or a stack of matrices) x."""
     return _triangle(x, k, "greater_equal", "triu")
 
 
+@composite
 def meshgrid(*arrays: Array, indexing: str = "xy") -> tuple[Array, ...]:
     """Returns coordinate matrices from coordinate vectors."""
     if indexing not in ("xy", "ij"):

@@ -12,7 +12,7 @@ from .. import dtypes as dt
 from ..dtypes import PYTHON_SCALARS
 from ..graph.apply import apply
 from .array_object import Array
-from .build import P, astype_node, broadcast_shapes, make, scalar_node, wrap
+from .build import P, astype_node, broadcast_shapes, composite, make, scalar_node, wrap
 from .hints import Operand
 
 
@@ -225,6 +225,7 @@ def positive(x: Array, /) -> Array:
     return Array._new(x._node)
 
 
+@composite
 def reciprocal(x: Array, /) -> Array:
     """Returns the reciprocal 1 / x_i for each element x_i of x."""
     if not isinstance(x, Array):
@@ -252,6 +253,7 @@ def _clip_bound(x, bound, argname):
     return scalar_node(bound, node.dtype, node.device, "clip")
 
 
+@composite
 def clip(x: Array, /, min: int | float | Array | None = None, max: int | float | Array | None = None) -> Array:
     """Clamps each element x_i of x to the range [min, max] (NaN if any of them is NaN).
 
