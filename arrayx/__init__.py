@@ -93,7 +93,7 @@ def eval(*arrays):
     return arrays[0] if len(arrays) == 1 else arrays
 
 
-def graph(x, format="text"):
+def graph(x, format="text", *, lowered=False):
     """Returns the unevaluated graph below `x` (computes nothing).
 
     Parameters
@@ -105,6 +105,10 @@ def graph(x, format="text"):
         clusters, realized leaves filled. "svg": the DOT rendered by
         Graphviz (needs `pip install "arrayx[viz]"` and Graphviz's `dot` on
         PATH).
+    lowered : bool
+        False: a call of a function that lowers to several primitives
+        (`linspace`, `mean`, `linalg.vector_norm`, ...) shows as one node, as
+        it was written. True: every primitive shows.
 
     Returns
     -------
@@ -126,7 +130,7 @@ def graph(x, format="text"):
     if format not in debug.FORMATS:
         raise ValueError(f"graph: format must be one of {', '.join(map(repr, debug.FORMATS))}, got {format!r}")
     view = {"text": debug.describe, "dot": debug.dot, "svg": debug.svg}[format]
-    return view([node])
+    return view([node], lowered)
 
 
 def set_default_device(device):

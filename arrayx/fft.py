@@ -21,8 +21,8 @@ from collections.abc import Sequence
 
 from . import dtypes as dt
 from .namespace.array_object import Array
-from .namespace.build import (P, astype_node, check_device, check_dtype, check_size, integer_argument, make, node_of,
-                              normalize_axis, scalar_node, wrap)
+from .namespace.build import (P, astype_node, check_device, check_dtype, check_size, composite, integer_argument, make,
+                              node_of, normalize_axis, scalar_node, wrap)
 from .namespace.creation import check_dtype_arg, iota
 from .namespace.hints import DType, DeviceLike
 from .namespace.manipulation import roll
@@ -523,6 +523,7 @@ def _scaled(name, k, n, d, dtype, device):
     return wrap(astype_node(make(P["multiply"], (k, scale)), dtype))
 
 
+@composite
 def fftfreq(n: int, /, *, d: float = 1.0, dtype: DType | None = None, device: DeviceLike | None = None) -> Array:
     """Computes the discrete Fourier transform sample frequencies.
 
@@ -562,6 +563,7 @@ def fftfreq(n: int, /, *, d: float = 1.0, dtype: DType | None = None, device: De
     return _scaled("fftfreq", k, n, d, dtype, device)
 
 
+@composite
 def rfftfreq(n: int, /, *, d: float = 1.0, dtype: DType | None = None, device: DeviceLike | None = None) -> Array:
     """Computes the discrete Fourier transform sample frequencies (for rfft and irfft).
 
@@ -615,6 +617,7 @@ def _shift(name, x, axes, inverse):
     return roll(x, shifts, axis=axes)
 
 
+@composite
 def fftshift(x: Array, /, *, axes: int | Sequence[int] | None = None) -> Array:
     """Shifts the zero-frequency component to the center of the spectrum.
 
@@ -642,6 +645,7 @@ def fftshift(x: Array, /, *, axes: int | Sequence[int] | None = None) -> Array:
     return _shift("fftshift", x, axes, inverse=False)
 
 
+@composite
 def ifftshift(x: Array, /, *, axes: int | Sequence[int] | None = None) -> Array:
     """Inverse of fftshift.
 

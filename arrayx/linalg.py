@@ -21,7 +21,7 @@ from . import dtypes as dt
 from .graph.apply import apply_multi
 from .graph.primitives import MOVEMENT, reduced_shape
 from .namespace.array_object import Array
-from .namespace.build import (P, astype_node, broadcast_node, broadcast_shapes, check_dtype, full_node,
+from .namespace.build import (P, astype_node, broadcast_node, broadcast_shapes, check_dtype, composite, full_node,
                               integer_argument, make, node_of, normalize_axes, reshape_node, same_device, scalar_node,
                               wrap)
 from .namespace.creation import eye
@@ -210,6 +210,7 @@ def cholesky(x: Array, /, *, upper: bool = False) -> Array:
     return wrap(make(P["cholesky"], (node,), (bool(upper),)))
 
 
+@composite
 def cross(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     """Returns the cross product of 3-element vectors.
 
@@ -315,6 +316,7 @@ def diagonal(x: Array, /, *, offset: int = 0) -> Array:
     return wrap(make(P["diagonal"], (node,), (integer_argument(offset, "linalg.diagonal", "offset"),)))
 
 
+@composite
 def eig(x: Array, /) -> EigResult:
     """Returns eigenvalues and eigenvectors of a real or complex matrix (or stack of matrices) x.
 
@@ -342,6 +344,7 @@ def eig(x: Array, /) -> EigResult:
     return EigResult(*(wrap(n) for n in apply_multi(P["eig"], (node,))))
 
 
+@composite
 def eigh(x: Array, /) -> EighResult:
     """Returns an eigenvalue decomposition of a complex Hermitian or real symmetric matrix (or a stack of
     matrices) x.
@@ -451,6 +454,7 @@ def inv(x: Array, /) -> Array:
 _MATRIX_ORDS = (1, -1, 2, -2, math.inf, -math.inf)
 
 
+@composite
 def matrix_norm(x: Array, /, *, keepdims: bool = False, ord: int | float | str = "fro") -> Array:
     """Computes the matrix norm of a matrix (or a stack of matrices) x.
 
@@ -509,6 +513,7 @@ def matrix_norm(x: Array, /, *, keepdims: bool = False, ord: int | float | str =
     return wrap(out)
 
 
+@composite
 def matrix_power(x: Array, n: int, /) -> Array:
     """Raises a square matrix (or a stack of square matrices) x to an integer power n.
 
@@ -551,6 +556,7 @@ def matrix_power(x: Array, n: int, /) -> Array:
         power = make(P["matmul"], (power, power))
 
 
+@composite
 def matrix_rank(x: Array, /, *, rtol: float | Array | None = None) -> Array:
     """Returns the rank (i.e., number of non-zero singular values) of a matrix (or a stack of matrices).
 
@@ -588,6 +594,7 @@ def matrix_rank(x: Array, /, *, rtol: float | Array | None = None) -> Array:
     return wrap(_reduce("sum", nonzero, _last(nonzero)))
 
 
+@composite
 def outer(x1: Array, x2: Array, /) -> Array:
     """Returns the outer product of two vectors x1 and x2.
 
@@ -620,6 +627,7 @@ def outer(x1: Array, x2: Array, /) -> Array:
     return wrap(make(P["multiply"], (column, row)))
 
 
+@composite
 def pinv(x: Array, /, *, rtol: float | Array | None = None) -> Array:
     """Returns the (Moore-Penrose) pseudo-inverse of a matrix (or a stack of matrices) x.
 
@@ -673,6 +681,7 @@ def _conj_transpose(node):
     return make(P["conj"], (node,)) if node.dtype in dt.COMPLEX else node
 
 
+@composite
 def qr(x: Array, /, *, mode: str = "reduced") -> QRResult:
     """Returns the QR decomposition of a full column rank matrix (or a stack of matrices).
 
@@ -706,6 +715,7 @@ def qr(x: Array, /, *, mode: str = "reduced") -> QRResult:
     return QRResult(*(wrap(n) for n in apply_multi(P["qr"], (node,), (mode,))))
 
 
+@composite
 def slogdet(x: Array, /) -> SlogdetResult:
     """Returns the sign and the natural logarithm of the absolute value of the determinant of a square
     matrix (or a stack of square matrices) x.
@@ -784,6 +794,7 @@ def solve(x1: Array, x2: Array, /) -> Array:
     return wrap(make(P["solve"], (_lapack(n1, name, "x1"), _lapack(n2, name, "x2"))))
 
 
+@composite
 def svd(x: Array, /, *, full_matrices: bool = True) -> SVDResult:
     """Returns a singular value decomposition (SVD) of a matrix (or a stack of matrices) x.
 
@@ -839,6 +850,7 @@ def svdvals(x: Array, /) -> Array:
     return wrap(make(P["svdvals"], (_matrices(x, "linalg.svdvals", lapack=True),)))
 
 
+@composite
 def trace(x: Array, /, *, offset: int = 0, dtype: DType | None = None) -> Array:
     """Returns the sum along the specified diagonals of a matrix (or a stack of matrices) x.
 
@@ -873,6 +885,7 @@ def trace(x: Array, /, *, offset: int = 0, dtype: DType | None = None) -> Array:
     return wrap(accumulate(P["sum"], diag, (_last(diag), False), sum_dtype(node, dtype, name)))
 
 
+@composite
 def vector_norm(x: Array, /, *, axis: Axes = None, keepdims: bool = False, ord: int | float = 2) -> Array:
     """Computes the vector norm of a vector (or batch of vectors) x.
 

@@ -5,12 +5,14 @@ import re
 import shutil
 import subprocess
 import sys
+import weakref
 
 import numpy as np
 import pytest
 
 import arrayx as xp
 from arrayx import debug
+from arrayx.autodiff import gradients
 from arrayx.scheduler import observe, schedule
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -172,13 +174,80 @@ def test_explain_shows_steps_groups_transfers_and_in_place_writes(fresh, gpu):
 
 
 def test_the_text_view_shows_attributes_as_written_and_scalars_inline():
-    text = xp.graph(xp.linspace(0, 1, num=7))
+    text = xp.graph(xp.linspace(0, 1, num=7), lowered=True)
     assert "iota(axis=0) : float64[7]" in text
     assert "multiply(%0, 0.16666666666666666)" in text
     assert "full(" not in text and "((7,), float64" not in text
     text = xp.graph(xp.sum(xp.asarray(np.ones((2, 3))), axis=1, keepdims=True))
     assert "sum(%0, axis=(1,), keepdims=True) : float64[2,1]" in text
     assert "slice[1:3]" in xp.graph(xp.exp(xp.arange(5.0))[1:3])
+
+
+def test_the_text_view_shows_a_composite_call_as_one_node_as_written():
+    assert xp.graph(xp.linspace(0, 1, num=7)) == "%0 = linspace(0, 1, num=7) : float64[7]"
+    x = xp.asarray(np.ones((3, 4)))
+    assert xp.graph(xp.exp(xp.mean(x, axis=0))).splitlines() == [
+        "%0 = buffer : float64[3,4]", "%1 = mean(%0, axis=0) : float64[4]", "%2 = exp(%1) : float64[4]"]
+    assert xp.graph(xp.linalg.vector_norm(x, ord=1)).splitlines() == [
+        "%0 = buffer : float64[3,4]", "%1 = linalg.vector_norm(%0, ord=1) : float64[]"]
+    q, r = xp.linalg.qr(x.mT)   # one output of a tuple shows its field
+    lines = xp.graph(q @ r).splitlines()
+    assert "%1 = permute(%0, axes=(1, 0)) : float64[4,3]" in lines
+    assert {"linalg.qr(%1).Q : float64[4,3]", "linalg.qr(%1).R : float64[3,3]"} == {
+        line.split(" = ")[1] for line in lines if "qr" in line}
+
+
+def test_a_call_that_returns_its_argument_leaves_the_arguments_label():
+    mean = xp.mean(xp.asarray(np.ones((3, 4))), axis=0)
+    assert xp.graph(xp.clip(mean)) == xp.graph(mean)   # clip without bounds: mean's node itself
+    assert xp.graph(mean).endswith("%1 = mean(%0, axis=0) : float64[4]")
+
+
+def test_a_call_keeps_no_argument_alive():
+    scaled = xp.asarray(np.eye(3)) * 2.0
+    identity = xp.linalg.matrix_power(scaled, 0)   # reads nothing of `scaled`
+    gone = weakref.ref(scaled._node)
+    del scaled
+    assert gone() is None
+    assert xp.graph(identity) == "%0 = linalg.matrix_power(<freed>, 0) : float64[3,3]"
+
+
+def test_the_lowered_view_shows_the_primitives_of_a_call():
+    x = xp.asarray(np.ones((3, 4)))
+    text = xp.graph(xp.mean(x, axis=0), lowered=True)
+    assert text.splitlines() == ["%0 = buffer : float64[3,4]", "%1 = sum(%0, axis=(0,)) : float64[4]",
+                                 "%2 = divide(%1, 3.0) : float64[4]"]
+    text = xp.graph(xp.linalg.vector_norm(x, ord=1), lowered=True)
+    assert "abs(%0) : float64[3,4]" in text and "sum(%1, axis=(0, 1)) : float64[]" in text
+
+
+def test_a_node_of_a_call_that_something_else_reads_stays_visible():
+    x = xp.asarray(np.arange(1.0, 5.0))
+    norm = xp.linalg.vector_norm(x, ord=3)   # pow(sum(|x|**3), 1/3)
+    (grad,) = gradients(norm, [x])            # reads |x|, |x|**3 and their sum
+    lines = xp.graph(grad * norm).splitlines()
+    lowered = xp.graph(grad * norm, lowered=True).splitlines()
+    result = re.compile(r"%\d+ = pow\(%\d+, 0\.3333333333333333\) : float64\[\]")   # the call's own node
+    assert len([line for line in lowered if result.fullmatch(line)]) == 1
+    assert not any(result.fullmatch(line) for line in lines)
+    assert "%1 = linalg.vector_norm(%0, ord=3) : float64[]" in lines
+    # Every other node is read by the gradient: all stay.
+    assert len(lines) == len(lowered)
+    assert any(re.fullmatch(r"%\d+ = sum\(%\d+, axis=\(0,\)\) : float64\[\]", line) for line in lines)
+    assert "abs(%0) : float64[4]" in "\n".join(lines)
+
+
+def test_a_realized_node_drops_the_call_it_came_from():
+    x = xp.asarray(np.ones((3, 4)))
+    scaled = x * 2.0
+    mean = xp.mean(scaled, axis=0)
+    assert mean._node.origin is not None
+    scaled_node = weakref.ref(scaled._node)
+    del scaled
+    xp.eval(mean)
+    assert scaled_node() is None   # the realized result does not keep the call's argument alive
+    assert mean._node.origin is None
+    assert xp.graph(mean) == "%0 = buffer : float64[4]"
 
 
 def _check_dot_structure(text, clusters):
@@ -207,6 +276,15 @@ def test_dot_view_draws_fused_groups_as_clusters():
     if shutil.which("dot"):
         done = subprocess.run(["dot", "-Tsvg"], input=text, capture_output=True, text=True, timeout=60)
         assert done.returncode == 0 and "<svg" in done.stdout, done.stderr
+
+
+def test_dot_view_puts_a_call_in_the_cluster_of_its_result():
+    x = xp.asarray(np.ones((300, 300)))
+    y = xp.exp(xp.mean(x, axis=0)) * 2.0
+    # mean lowers to a sum, a group of its own, and a divide that fuses with exp and multiply.
+    assert [[i.op.name for i in g.body] for g in debug.fused_groups(y)] == [["sum"], ["divide", "exp", "multiply"]]
+    _check_dot_structure(xp.graph(y, format="dot"), [["mean(axis=0)", "exp", "multiply"]])
+    _check_dot_structure(xp.graph(y, format="dot", lowered=True), [["sum(axis=(0,))"], ["divide", "exp", "multiply"]])
 
 
 def test_dot_view_marks_devices(gpu):

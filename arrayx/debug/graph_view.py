@@ -3,11 +3,17 @@ text (one node a line) and Graphviz DOT or SVG.
 
 Both show nodes as a user wrote them (`labels`): attributes by name, a
 Python scalar inside the expression that reads it rather than as a node of
-its own. The DOT view draws the fused groups the scheduler's fuse pass
-makes of this graph as clusters (`fused_groups`, from the plan as it runs,
-can differ where a rewrite replaced nodes, as `sum(x * y)` by a dot
-product), realized leaves filled and the device of every node when the
-graph spans several devices or is off the host.
+its own, and the call of a composite function (`linspace`, `mean`, ...,
+see `Node.origin`) as one node with edges from the arrays passed to it;
+the nodes of its lowering that nothing else shown reads are hidden
+(`lowered=True` shows every primitive). The DOT view draws the fused
+groups the scheduler's fuse pass makes of this graph as clusters
+(`fused_groups`, from the plan as it runs, can differ where a rewrite
+replaced nodes, as `sum(x * y)` by a dot product): a call shown as one
+node sits in the cluster of the group that computes its result, and a
+group entirely hidden inside calls is not drawn. Realized leaves are
+filled, and every node shows its device when the graph spans several
+devices or is off the host.
 """
 
 import shutil
@@ -16,7 +22,7 @@ from .. import executors
 from ..device import CPU
 from ..graph.node import toposort
 from ..scheduler import fuse
-from .labels import node_label, node_type, value_text
+from .labels import call_inputs, call_label, node_label, node_type, value_text
 
 FORMATS = ("text", "dot", "svg")
 
@@ -37,19 +43,55 @@ def _leaf_text(node):
     return "buffer" if node.buffer is not None else node_label(node)
 
 
-def describe(outputs):
+def _call(node, lowered):
+    """The composite call a view shows `node` as, or None."""
+    return None if lowered else node.origin
+
+
+def _shown_inputs(node, lowered):
+    """The nodes a view draws edges from into `node`."""
+    if node.buffer is not None:
+        return ()
+    call = _call(node, lowered)
+    return node.inputs if call is None else call_inputs(call)
+
+
+def _shown(outputs, lowered):
+    """The nodes below `outputs` a view shows, inputs first: toposort's walk
+    over `_shown_inputs`, which leaves out a node reached only from inside
+    calls shown as one node."""
+    order = []
+    done = {}   # node -> False while expanding, True once emitted
+    stack = list(reversed(outputs))
+    while stack:
+        node = stack[-1]
+        state = done.get(node)
+        if state is None:
+            done[node] = False
+            stack.extend(i for i in _shown_inputs(node, lowered) if i not in done)
+            continue
+        stack.pop()
+        if state is False:
+            done[node] = True
+            order.append(node)
+    return order
+
+
+def describe(outputs, lowered=False):
     """One line per node: `%i = op(%inputs, attrs) : dtype[shape]`, inputs
     first; 0-d constants appear in the lines that read them."""
-    order = toposort(outputs)
     name = {}
     lines = []
-    for n in order:
+    for n in _shown(outputs, lowered):
         constant = _constant_text(n)
         if constant is not None and n not in outputs:
             name[n] = constant
             continue
         name[n] = f"%{len(lines)}"
-        if n.buffer is None and n.inputs:
+        call = _call(n, lowered)
+        if call is not None:
+            kind = call_label(call, name.__getitem__)
+        elif n.buffer is None and n.inputs:
             label = node_label(n)
             head, _, rest = label.partition("(")
             args = [name[i] for i in n.inputs]
@@ -80,9 +122,9 @@ def _quote(text):
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def dot(outputs):
+def dot(outputs, lowered=False):
     """Graphviz DOT of the graph below `outputs` (see the module)."""
-    order = toposort(outputs)
+    order = _shown(outputs, lowered)
     devices = {n.device for n in order}
     show_device = len(devices) > 1 or devices != {CPU}
     ident = {}
@@ -93,7 +135,11 @@ def dot(outputs):
         if constant is not None and n not in outputs:
             continue   # drawn beside each node that reads it
         ident[n] = f"n{len(ident)}"
-        text = _leaf_text(n) if not n.inputs or n.buffer is not None else node_label(n)
+        call = _call(n, lowered)
+        if call is not None:
+            text = call_label(call)   # its arrays are the edges in
+        else:
+            text = _leaf_text(n) if not n.inputs or n.buffer is not None else node_label(n)
         if constant is not None:
             text = f"constant {constant}"
         text += "\n" + node_type(n)
@@ -103,7 +149,8 @@ def dot(outputs):
         if n in outputs:
             style += ", penwidth=2"
         body.append(f"  {ident[n]} [label={_quote(text)}{style}];")
-    for k, members in enumerate(fusion_clusters(outputs)):
+    clusters = [[m for m in members if m in ident] for members in fusion_clusters(outputs)]
+    for k, members in enumerate(c for c in clusters if c):
         device = members[0].device.name
         lines.append(f"  subgraph cluster_{k} {{")
         lines.append(f"    label={_quote(f'fused group {k} ({device})')}; style=dashed;")
@@ -112,9 +159,9 @@ def dot(outputs):
     lines.extend(body)
     constants = 0
     for n in order:
-        if n not in ident or n.buffer is not None:
+        if n not in ident:
             continue
-        for i in n.inputs:
+        for i in _shown_inputs(n, lowered):
             if i in ident:
                 lines.append(f"  {ident[i]} -> {ident[n]};")
             else:
@@ -126,7 +173,7 @@ def dot(outputs):
     return "\n".join(lines)
 
 
-def svg(outputs):
+def svg(outputs, lowered=False):
     """The DOT view rendered to SVG by Graphviz (the `viz` extra)."""
     try:
         import graphviz
@@ -136,4 +183,4 @@ def svg(outputs):
     if shutil.which("dot") is None:
         raise RuntimeError('graph(format="svg") needs Graphviz\'s dot program on PATH (the graphviz package '
                            'from pip install "arrayx[viz]" calls it): install Graphviz')
-    return graphviz.Source(dot(outputs)).pipe(format="svg").decode()
+    return graphviz.Source(dot(outputs, lowered)).pipe(format="svg").decode()

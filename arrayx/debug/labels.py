@@ -2,6 +2,8 @@
 `astype(float32)`, not the primitive's raw attribute tuple. Shared by the
 graph views, the profile and the plan dump."""
 
+from weakref import ReferenceType
+
 from ..graph.fused import FusedGroup
 from ..graph.node import Constant
 
@@ -78,6 +80,51 @@ def label(op, attrs, shape, dtype):
 def node_label(node):
     """`label` of a node."""
     return label(node.op, node.attrs, node.shape, node.dtype)
+
+
+def _arrays_in(value):
+    """The weak references to nodes in an argument as `Node.origin` keeps
+    it: an array's, or those in a list or tuple."""
+    if isinstance(value, ReferenceType):
+        return [value]
+    if type(value) is list or type(value) is tuple:
+        return [r for v in value for r in _arrays_in(v)]
+    return []
+
+
+def call_inputs(origin):
+    """The nodes of the arrays a composite call (`Node.origin`) was given, in
+    the order written; one the result does not depend on may be gone."""
+    _, args, kwargs, _ = origin
+    return [node for value in (*args, *kwargs.values()) for r in _arrays_in(value) if (node := r()) is not None]
+
+
+def _argument_text(value, name_of):
+    if isinstance(value, ReferenceType):
+        node = value()
+        return "<freed>" if node is None else name_of(node)
+    if type(value) is list or type(value) is tuple:
+        inner = ", ".join(_argument_text(v, name_of) for v in value)
+        return f"[{inner}]" if type(value) is list else f"({inner},)" if len(value) == 1 else f"({inner})"
+    return value_text(value)
+
+
+def call_label(origin, name_of=None):
+    """A composite call (`Node.origin`) as the user wrote it: `mean(%0,
+    axis=0)` with `name_of(node)` for each array, or without the arguments
+    that hold arrays when `name_of` is None (a view that draws them as
+    edges: `mean(axis=0)`, `linalg.vector_norm`); `.Q` or `[1]` after it
+    for one output of a tuple."""
+    name, args, kwargs, part = origin
+    shown = [(None, a) for a in args] + list(kwargs.items())
+    if name_of is None:
+        shown = [(k, v) for k, v in shown if not _arrays_in(v)]
+    text = ", ".join(_argument_text(v, name_of) if k is None else f"{k}={_argument_text(v, name_of)}"
+                     for k, v in shown)
+    text = f"{name}({text})" if text or name_of is not None else name
+    if part is None:
+        return text
+    return f"{text}[{part}]" if type(part) is int else f"{text}.{part}"
 
 
 def is_constant(node):

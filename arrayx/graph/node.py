@@ -87,10 +87,17 @@ class Node:
     caches the executor's description of a realized buffer's layout. `mark`
     and `index` belong to the scheduler's collect walk (`index` is set only
     in a walk that marked the node).
+
+    `origin` is the user's call that made this node when that call was a
+    composite of several primitives (see `namespace.build.composite`):
+    `(name, args, kwargs, part)`, the arguments as written with each array
+    a weak reference to its node (no reference a scheduler's count sees),
+    `part` None or the index or field of a tuple result. Only the graph
+    views read it; it goes when the node is realized.
     """
 
     __slots__ = ("op", "inputs", "attrs", "shape", "dtype", "device", "buffer", "depth", "computed",
-                 "layout", "mark", "index", "__weakref__")
+                 "layout", "mark", "index", "origin", "__weakref__")
 
     def __init__(self, op, inputs, attrs, shape, dtype, device, buffer=None):
         self.op = op
@@ -103,6 +110,7 @@ class Node:
         self.computed = 0
         self.layout = None
         self.mark = 0
+        self.origin = None
         depth = 0
         if buffer is None:
             for n in inputs:
@@ -116,12 +124,14 @@ class Node:
         (autodiff still sees the slice)."""
         self.buffer = buffer
         self.depth = 0
+        self.origin = None   # the views show a realized node as a buffer, not as a call
 
     def realize_as(self, buffer, buffer_op):
         """Hold `buffer`; drop the history unless it is being retained."""
         self.buffer = buffer
         self.layout = None
         self.depth = 0
+        self.origin = None   # as in hold_view, even when retaining the history
         if not scope.retaining:
             self.op = buffer_op
             self.inputs = ()

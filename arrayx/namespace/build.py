@@ -2,11 +2,14 @@
 
 Validation helpers raise at the user's call with the function's name and the
 operand's name; `make` applies a primitive (graph.apply) and `wrap` wraps the
-node in an Array, realizing it when its unrealized chain grows past MAX_DEPTH.
+node in an Array, realizing it when its unrealized chain grows past MAX_DEPTH;
+`composite` records a composite function's call on the node it returns.
 """
 
+import functools
 import math
 import operator
+import weakref
 
 import numpy as np
 
@@ -21,6 +24,7 @@ from ..scheduler.schedule import realize, run_dynamic
 from .array_object import Array
 
 _new_array = Array._new
+_ref = weakref.ref
 
 # Longest chain of unrealized nodes before arrayx realizes the graph itself.
 MAX_DEPTH = 2000
@@ -39,6 +43,56 @@ def wrap(node):
 # The node of a primitive over input nodes: graph.apply itself under the
 # namespace's name (no wrapper call on the recording path).
 make = apply
+
+
+def _as_written(value):
+    """An argument as `Node.origin` keeps it: an array as a weak reference
+    to its node, in a list or tuple too. The node, because setitem may
+    rebind the Array later; weak, because the scheduler reads reference
+    counts (see references.py) to decide which nodes to keep."""
+    if isinstance(value, Array):
+        return _ref(value._node)
+    if type(value) is list or type(value) is tuple:
+        return type(value)([_as_written(v) for v in value])
+    return value
+
+
+def composite(fn):
+    """`fn`, a standard function that lowers to several primitives, setting
+    `Node.origin` on the node(s) it returns: the graph views then show the
+    call as the user wrote it rather than its primitives. The wrapper costs
+    a call and a pass over the arguments (under a microsecond); functions
+    of one primitive are not wrapped, so they pay nothing."""
+    module = fn.__module__
+    name = fn.__name__ if module.startswith(__package__) else f"{module.rpartition('.')[2]}.{fn.__name__}"
+
+    @functools.wraps(fn)
+    def recorded(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        single = isinstance(out, Array)
+        nodes = (out._node,) if single else [a._node for a in out]
+        written = []
+        for a in args:
+            if isinstance(a, Array):
+                a = a._node
+                if a in nodes:
+                    return out   # an argument returned unchanged (clip without bounds) is no call's node
+                a = _ref(a)
+            elif type(a) is list or type(a) is tuple:
+                a = _as_written(a)
+            written.append(a)
+        for key, value in kwargs.items():
+            if isinstance(value, Array) or type(value) is list or type(value) is tuple:
+                kwargs[key] = _as_written(value)
+        if single:
+            if out._node.buffer is None:   # not a realized result (see wrap): its history is gone
+                out._node.origin = (name, written, kwargs, None)
+        else:   # each output of a tuple shows its index, or its field of a named tuple
+            for part, node in zip(getattr(out, "_fields", None) or range(len(out)), nodes):
+                if node.buffer is None:
+                    node.origin = (name, written, kwargs, part)
+        return out
+    return recorded
 
 
 def dynamic(name, inputs, attrs=()):
@@ -212,7 +266,7 @@ def check_device(device, name):
 
 
 __all__ = [
-    "P", "wrap", "make", "dynamic", "leaf", "buffer_node", "scalar_node", "is_scalar", "node_of",
+    "P", "wrap", "make", "composite", "dynamic", "leaf", "buffer_node", "scalar_node", "is_scalar", "node_of",
     "check_dtype", "astype_node", "same_device", "broadcast_node", "reshape_node",
     "normalize_axis", "normalize_axes", "normalize_shape", "check_size", "check_device", "broadcast_shapes",
 ]

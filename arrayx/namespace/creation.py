@@ -17,7 +17,7 @@ from ..graph.node import Node
 from ..graph.primitives import BUFFER
 from ..scheduler.schedule import realize
 from .array_object import Array
-from .build import (P, astype_node, broadcast_node, buffer_node, check_device, check_size, full_node,
+from .build import (P, astype_node, broadcast_node, buffer_node, check_device, check_size, composite, full_node,
                     integer_argument, is_scalar, leaf, make, node_of, normalize_shape, reshape_node, scalar_node, wrap)
 from .hints import DType, DeviceLike, Scalar, Shape
 
@@ -411,6 +411,7 @@ def _affine(node, scale, offset, name):
     return node
 
 
+@composite
 def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
            dtype: DType | None = None, device: DeviceLike | None = None) -> Array:
     """Returns evenly spaced values within the half-open interval [start, stop) as a one-dimensional array.
@@ -471,6 +472,7 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     return wrap(astype_node(_affine(index, step, start, "arange"), dtype))
 
 
+@composite
 def linspace(start: int | float | complex, stop: int | float | complex, /, num: int, *, dtype: DType | None = None,
              device: DeviceLike | None = None, endpoint: bool = True) -> Array:
     """Returns evenly spaced numbers over a specified interval.
@@ -532,6 +534,7 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
     return wrap(astype_node(node, dtype))
 
 
+@composite
 def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: DType | None = None, device: DeviceLike | None = None) -> Array:
     """Returns a two-dimensional array with ones on the k-th diagonal and zeros elsewhere.
 
@@ -592,6 +595,7 @@ def _triangle(x, k, compare, name):
     return wrap(make(P["where"], (mask, node, zero)))
 
 
+@composite
 def tril(x: Array, /, *, k: int = 0) -> Array:
     """Returns the lower triangular part of a matrix (or a stack of matrices) x.
 
@@ -619,6 +623,7 @@ def tril(x: Array, /, *, k: int = 0) -> Array:
     return _triangle(x, k, "less_equal", "tril")
 
 
+@composite
 def triu(x: Array, /, *, k: int = 0) -> Array:
     """Returns the upper triangular part of a matrix (or a stack of matrices) x.
 
@@ -646,6 +651,7 @@ def triu(x: Array, /, *, k: int = 0) -> Array:
     return _triangle(x, k, "greater_equal", "triu")
 
 
+@composite
 def meshgrid(*arrays: Array, indexing: str = "xy") -> tuple[Array, ...]:
     """Returns coordinate matrices from coordinate vectors.
 

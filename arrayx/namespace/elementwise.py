@@ -12,7 +12,7 @@ from .. import dtypes as dt
 from ..dtypes import PYTHON_SCALARS
 from ..graph.apply import apply
 from .array_object import Array
-from .build import P, astype_node, broadcast_shapes, make, scalar_node, wrap
+from .build import P, astype_node, broadcast_shapes, composite, make, scalar_node, wrap
 from .hints import Operand
 
 
@@ -263,6 +263,7 @@ def positive(x: Array, /) -> Array:
     return Array._new(x._node)
 
 
+@composite
 def reciprocal(x: Array, /) -> Array:
     """Returns the reciprocal 1 / x_i for each element x_i of the input array x.
 
@@ -306,6 +307,7 @@ def _clip_bound(x, bound, argname):
     return scalar_node(bound, node.dtype, node.device, "clip")
 
 
+@composite
 def clip(x: Array, /, min: int | float | Array | None = None, max: int | float | Array | None = None) -> Array:
     """Clamps each element x_i of the input array x to the range [min, max].
 

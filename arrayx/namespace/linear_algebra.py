@@ -10,9 +10,8 @@ import operator
 from collections.abc import Sequence
 
 from .. import dtypes as dt
-from .build import (P, astype_node, broadcast_shapes, check_dtype, integer_argument, make, node_of, normalize_axis,
-                    reshape_node,
-                    same_device, wrap)
+from .build import (P, astype_node, broadcast_shapes, check_dtype, composite, integer_argument, make, node_of,
+                    normalize_axis, reshape_node, same_device, wrap)
 from .hints import Array
 
 
@@ -140,6 +139,7 @@ def _tensordot_axes(axes, ndim1, ndim2):
     return first, second
 
 
+@composite
 def tensordot(x1: Array, x2: Array, /, *,
               axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Array:
     """Returns a tensor contraction of x1 and x2 over specific axes.
@@ -209,6 +209,7 @@ def contraction_axis(name, axis, ndim1, ndim2):
     return axis
 
 
+@composite
 def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     """Computes the (vector) dot product of two arrays.
 

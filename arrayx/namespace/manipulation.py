@@ -11,7 +11,7 @@ import operator
 from .. import dtypes as dt
 from ..graph.primitives import broadcast_shapes as _broadcast_shapes
 from .array_object import Array
-from .build import (P, astype_node, broadcast_node, check_size, dynamic, make, node_of, normalize_axes,
+from .build import (P, astype_node, broadcast_node, check_size, composite, dynamic, make, node_of, normalize_axes,
                     normalize_axis, normalize_shape, reshape_node, same_device, wrap)
 from .creation import iota
 from .data_types import promote_all
@@ -167,6 +167,7 @@ def concat(arrays: tuple[Array, ...] | list[Array], /, *, axis: int | None = 0) 
     return wrap(concat_nodes(nodes, axis, "concat"))
 
 
+@composite
 def stack(arrays: tuple[Array, ...] | list[Array], /, *, axis: int = 0) -> Array:
     """Joins a sequence of arrays along a new axis.
 
@@ -421,6 +422,7 @@ def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[i
     return permute_dims(x, tuple(order))
 
 
+@composite
 def roll(x: Array, /, shift: int | tuple[int, ...], *, axis: Axes = None) -> Array:
     """Rolls array elements along a specified axis.
 
@@ -476,6 +478,7 @@ def _roll_axis(node, shift, axis):
     return make(P["concat"], (slice_axis(node, axis, n - k, n), slice_axis(node, axis, 0, n - k)), (axis,))
 
 
+@composite
 def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
     """Constructs an array by tiling an input array.
 
@@ -517,6 +520,7 @@ def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
     return wrap(reshape_node(node, tuple(r * s for r, s in zip(reps, shape))))
 
 
+@composite
 def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
     """Splits an array into a sequence of arrays along the given axis.
 
@@ -547,6 +551,7 @@ def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
     return tuple(wrap(reshape_node(slice_axis(node, axis, i, i + 1), rest)) for i in range(node.shape[axis]))
 
 
+@composite
 def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Array:
     """Repeats each element of an array a specified number of times on a per-element basis.
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from .array_object import Array
-from .build import (P, astype_node, check_dtype, dynamic, make, node_of, normalize_axes, normalize_axis,
+from .build import (P, astype_node, check_dtype, composite, dynamic, make, node_of, normalize_axes, normalize_axis,
                     scalar_node, wrap)
 from .elementwise import binary_nodes
 from .hints import Axes
@@ -89,6 +89,7 @@ def argmin(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> A
     return _arg_extremum("argmin", x, axis, keepdims)
 
 
+@composite
 def count_nonzero(x: Array, /, *, axis: Axes = None, keepdims: bool = False) -> Array:
     """Counts the number of array elements which are non-zero.
 

@@ -8,7 +8,7 @@ and std are composites of them. Those that accumulate run in
 import math
 
 from .. import dtypes as dt
-from .build import (P, astype_node, check_dtype, make, node_of, normalize_axes, normalize_axis, pad_node,
+from .build import (P, astype_node, check_dtype, composite, make, node_of, normalize_axes, normalize_axis, pad_node,
                     scalar_node, wrap)
 from .creation import check_dtype_arg
 from .hints import Array, Axes, DType
@@ -196,6 +196,7 @@ def _mean_node(node, axes, keepdims, name):
     return make(P["divide"], (total, astype_node(count, node.dtype)))
 
 
+@composite
 def mean(x: Array, /, *, axis: Axes = None, keepdims: bool = False) -> Array:
     """Calculates the arithmetic mean of the input array x.
 
@@ -246,6 +247,7 @@ def _var_node(x, axis, correction, keepdims, name):
     return make(P["divide"], (total, denominator)), node.dtype
 
 
+@composite
 def var(x: Array, /, *, axis: Axes = None, correction: int | float = 0.0, keepdims: bool = False) -> Array:
     """Calculates the variance of the input array x.
 
@@ -279,6 +281,7 @@ def var(x: Array, /, *, axis: Axes = None, correction: int | float = 0.0, keepdi
     return wrap(astype_node(variance, dtype))
 
 
+@composite
 def std(x: Array, /, *, axis: Axes = None, correction: int | float = 0.0, keepdims: bool = False) -> Array:
     """Calculates the standard deviation of the input array x.
 
@@ -331,6 +334,7 @@ def _cumulative(name, x, axis, dtype, include_initial):
     return wrap(out)
 
 
+@composite
 def cumulative_sum(x: Array, /, *, axis: int | None = None, dtype: DType | None = None,
                    include_initial: bool = False) -> Array:
     """Calculates the cumulative sum of elements in the input array x.
@@ -363,6 +367,7 @@ def cumulative_sum(x: Array, /, *, axis: int | None = None, dtype: DType | None 
     return _cumulative("cumulative_sum", x, axis, dtype, include_initial)
 
 
+@composite
 def cumulative_prod(x: Array, /, *, axis: int | None = None, dtype: DType | None = None,
                     include_initial: bool = False) -> Array:
     """Calculates the cumulative product of elements in the input array x.

@@ -1,7 +1,7 @@
 """Utility functions of the array API standard."""
 
 from .. import dtypes as dt
-from .build import P, make, node_of, normalize_axis, wrap
+from .build import P, composite, make, node_of, normalize_axis, wrap
 from .hints import Array, Axes
 from .manipulation import concat_nodes, slice_axis
 from .statistical import reduce
@@ -65,6 +65,7 @@ def any(x: Array, /, *, axis: Axes = None, keepdims: bool = False) -> Array:
     return wrap(reduce("any", x, axis, keepdims)[1])
 
 
+@composite
 def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = None,
          append: Array | None = None) -> Array:
     """Calculates the n-th discrete forward difference along a specified axis.
