@@ -16,6 +16,7 @@ from arrayx import debug, executors
 from arrayx._cpu import CPUExecutor
 from arrayx.device import Device
 from arrayx.autodiff import grad
+from arrayx.scheduler import schedule
 from arrayx.scheduler.schedule import clear_plan_cache
 
 
@@ -178,6 +179,30 @@ def test_svd_forced_through_its_three_outputs_runs_once(monkeypatch):
     reconstructed = (np.asarray(u) * np.asarray(s)) @ np.asarray(vh)
     assert len(calls) == 1
     np.testing.assert_allclose(reconstructed, a, rtol=0, atol=1e-12)   # SVD round trip, float64
+
+
+def test_a_mean_the_user_holds_is_kept_so_reading_it_again_reduces_nothing(counters):
+    a = np.random.default_rng(5).standard_normal((300, 40))
+    x = xp.asarray(a)
+    mean = xp.mean(x, axis=1, keepdims=True)
+    assert not bool(xp.any(xp.isnan(mean)))          # a check forces the mean (scipy.stats does)
+    assert counters["results_kept"] == 1             # its sum: 40 points read per point written
+    z = x - mean
+    plan = schedule.plan_for([z._node])
+    assert not any(i.op.name == "sum" for g in plan.groups for i in g.body) and plan.steps == 2   # divide, subtract
+    # One sum of each row either way; the subtraction is exact in both.
+    np.testing.assert_array_equal(np.asarray(z), a - np.asarray(mean))
+    np.testing.assert_allclose(np.asarray(mean)[:, 0], a.mean(axis=1), rtol=1e-14)
+
+
+def test_a_reduction_that_hardly_shrinks_or_that_nobody_holds_is_not_kept(counters):
+    x = xp.asarray(np.random.default_rng(6).standard_normal((2, 500)))
+    pairs = xp.sum(x, axis=0)                        # 2 points read per point written: cheap to redo
+    # (Outside an assert: pytest's assertion rewriting holds the temporaries.)
+    largest = [float(xp.max(pairs)), float(xp.max(xp.sum(x, axis=1)))]
+    assert counters["results_kept"] == 0 and pairs._node.buffer is None
+    a = np.asarray(x)
+    assert largest == [np.max(np.sum(a, axis=0)), pytest.approx(np.max(np.sum(a, axis=1)), rel=1e-14)]
 
 
 def test_a_product_the_user_holds_is_kept_and_a_temporary_is_not(counters):
