@@ -9,11 +9,11 @@ import weakref
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import arrayx as xp
 from arrayx import debug, executors
-from arrayx._cpu import CPUExecutor
+from arrayx._cpu import CPUExecutor, fused, memory
 from arrayx.device import Device
 from arrayx.autodiff import grad
 from arrayx.scheduler import schedule
@@ -262,6 +262,73 @@ def test_an_update_of_a_computed_value_in_a_plan_writes_into_it(monkeypatch):
     assert copies == []             # the group's result died at the update: written in place
     np.testing.assert_array_equal(np.asarray(x), a)
     np.testing.assert_array_equal(np.asarray(before), np.exp(a) * 2.0)
+
+
+@pytest.fixture(params=["whole arrays", "blocks"])
+def path(request, monkeypatch):
+    """Fused groups as whole-array calls, or in blocks of 512 bytes over threads."""
+    if request.param == "blocks":
+        monkeypatch.setattr(fused, "BLOCK_BYTES", 512)
+        monkeypatch.setattr(fused, "BLOCKED_MIN_BYTES", 256)
+    clear_plan_cache()
+    return request.param
+
+
+def test_a_computation_writes_a_fused_group_into_a_product_that_dies_there(monkeypatch):
+    # (At a force point a product is a result the force may keep: it is never overwritten there.)
+    monkeypatch.setattr(fused, "BLOCK_BYTES", 512)
+    monkeypatch.setattr(fused, "BLOCKED_MIN_BYTES", 256)
+    rng = np.random.default_rng(9)
+    a, w = rng.standard_normal((300, 6)), rng.standard_normal((6, 8))
+    allocated = []
+    empty = memory.empty
+    monkeypatch.setattr(memory, "empty", lambda shape, dtype: allocated.append(shape) or empty(shape, dtype))
+    f = xp.jit(lambda x, w: xp.exp(x @ w) * 2.0 + 1.0)
+    x = xp.asarray(a)
+    for _ in range(2):
+        y = f(x, xp.asarray(w))
+        np.testing.assert_allclose(np.asarray(y), np.exp(a @ w) * 2.0 + 1.0, rtol=1e-13)   # BLAS and exp rounding
+    assert allocated == []      # the group's result went into the product's array
+    np.testing.assert_array_equal(np.asarray(x), a)
+
+
+# What may read a product P = X @ W besides the group that reads it last.
+_P_READERS = st.sets(st.sampled_from(["returned", "view", "later", "twice", "centered"]))
+
+
+def _program(xp_, x, w, readers, chain):
+    """Outputs over P = x @ w, built with the namespace `xp_` (arrayx or NumPy)."""
+    p = x @ w
+    outputs = [p] if "returned" in readers else []
+    if "view" in readers:                  # a view of P read by a non-elementwise step
+        outputs.append(xp_.sum(p.T[::2], axis=1))
+    y = p
+    for _ in range(chain):                 # the group reading P
+        y = xp_.exp(y * 0.1) + y
+    if "centered" in readers:              # y dies at a group after a reduction of it
+        y = y - xp_.mean(y, axis=0)
+    outputs.append(y)
+    if "later" in readers:                 # P read again by a later group: it does not die at the first
+        outputs.append(p * 3.0 - 1.0)
+    if "twice" in readers:                 # P read twice by one step
+        outputs.append(p * p)
+    return tuple(outputs)
+
+
+@settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(readers=_P_READERS, chain=st.integers(1, 3))
+def test_writing_into_a_dying_temporary_never_changes_a_value_someone_sees(path, readers, chain):
+    rng = np.random.default_rng(10)
+    a, w = rng.standard_normal((40, 5)), rng.standard_normal((5, 30))
+    expected = _program(np, a, w, readers, chain)
+    x, wx = xp.asarray(a), xp.asarray(w)
+    compiled = xp.jit(lambda x, w: _program(xp, x, w, readers, chain))
+    for outputs in (_program(xp, x, wx, readers, chain), compiled(x, wx), compiled(x, wx)):
+        xp.eval(*outputs)
+        for got, want in zip(outputs, expected):
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)   # BLAS, exp and mean rounding
+    np.testing.assert_array_equal(np.asarray(x), a)
+    np.testing.assert_array_equal(np.asarray(wx), w)
 
 
 class _CopyingExecutor(CPUExecutor):

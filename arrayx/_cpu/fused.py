@@ -125,33 +125,54 @@ def reused_arguments(operations):
     """For each operation, the position of the argument whose array it may
     overwrite with its result (None: allocate), as NumPy elides temporaries.
 
-    `operations` holds (ufunc, args, value, shape, dtype, dying) in program
-    order: whether the kernel is a ufunc (which writes with `out=`), its
-    argument values, its result's value, shape and dtype, and the arguments
-    whose last use it is that nothing else sees. An argument is overwritten
-    when it dies there and holds an array an earlier ufunc operation
-    allocated (never an input, which callers and caches share) of the
+    `operations` holds (writes, fresh, args, value, shape, dtype, dying) in
+    program order: whether the kernel can write its result into an existing
+    array (a ufunc with `out=`), whether its result is a new array of its
+    own, its argument values, its result's value, shape and dtype, and the
+    arguments whose last use it is that nothing else sees. An argument is
+    overwritten when it dies there and holds a new array an earlier
+    operation made (never an input, which callers and caches share) of the
     result's shape and dtype. 0-d results are NumPy scalars: never reused.
     """
-    fresh = {}   # value -> (shape, dtype) of an array a ufunc operation allocated
+    fresh_arrays = {}   # value -> (shape, dtype) of a new array an operation made
     reuse = []
-    for ufunc, args, value, shape, dtype, dying in operations:
+    for writes, fresh, args, value, shape, dtype, dying in operations:
         into = None
-        if ufunc and shape != ():
-            for position, a in enumerate(args):
-                if a in dying and fresh.get(a) == (shape, dtype):
-                    into = position
-                    break
-            fresh[value] = (shape, dtype)
+        if shape != ():
+            if writes:
+                for position, a in enumerate(args):
+                    if a in dying and fresh_arrays.get(a) == (shape, dtype):
+                        into = position
+                        break
+            if fresh:
+                fresh_arrays[value] = (shape, dtype)
         reuse.append(into)
     return reuse
 
 
-class FusedKernel:
-    """A callable running one FusedGroup over NumPy buffers."""
+def writes_into_input(group):
+    """Whether a FusedKernel of `group` can write its output into an input
+    (`into`) and makes its output a new array otherwise: one output, the
+    result of an elementwise ufunc (not a reduction, not a kernel that may
+    return its operand, such as stop_gradient's)."""
+    root = group.body[-1]
+    return (len(group.outputs) == 1 and group.reduction is None
+            and out_ufunc(IMPLS[root.op.name](root.op, root.attrs, root.shape, root.dtype)) is not None)
 
-    def __init__(self, group):
+
+class FusedKernel:
+    """A callable running one FusedGroup over NumPy buffers.
+
+    With `into`, the group's one output, an elementwise ufunc's result of
+    the group's shape, is written into the array of input `into` (which the
+    caller guarantees dies at this step and nobody else sees): each point
+    of it is read only to compute the same point of the output, before the
+    output's instruction writes it.
+    """
+
+    def __init__(self, group, into=None):
         self.group = group
+        self.into = into
         n_in = len(group.inputs)
         self.n_in = n_in
         body = group.body
@@ -193,8 +214,8 @@ class FusedKernel:
         """Per instruction, the value whose array it may overwrite (see
         `reused_arguments`; a value the group exports is never written)."""
         last = self.last
-        reuse = reused_arguments([(self.ufuncs[k] is not None, i.args, self.n_in + k, i.shape, i.dtype,
-                                   {a for a in i.args if last[a] == k and a not in self.exported})
+        reuse = reused_arguments([(self.ufuncs[k] is not None, self.ufuncs[k] is not None, i.args, self.n_in + k,
+                                   i.shape, i.dtype, {a for a in i.args if last[a] == k and a not in self.exported})
                                   for k, i in enumerate(elementwise)])
         return [None if into is None else i.args[into] for i, into in zip(elementwise, reuse)]
 
@@ -209,6 +230,8 @@ class FusedKernel:
         for k, instruction in enumerate(self.group.body):
             args = ", ".join(f"v{a}" for a in instruction.args)
             into = self.reuse[k] if k < len(self.reuse) else None
+            if self.into is not None and k == len(self.group.body) - 1:
+                into = self.into
             if (instruction.op.name == "where" and self.group.shape == ()
                     and dtypes[instruction.args[1]] is dtypes[instruction.args[2]] is instruction.dtype):
                 # Of 0-d values np.where costs 1.5 us; picking the value (a NumPy scalar) 0.1, same value and dtype.
@@ -239,7 +262,9 @@ class FusedKernel:
         died free their place for the next value."""
         n_in = self.n_in
         last = self.last
-        written_at = {n_in + k: k for k in range(len(elementwise)) if n_in + k in self.exported}
+        # (An output written into an input is never lent: its block holds that input's points.)
+        written_at = {n_in + k: k for k in range(len(elementwise))
+                      if n_in + k in self.exported and (self.into is None or k < len(elementwise) - 1)}
         lent = set()     # output blocks that hold a live value
         free = {}        # dtype -> free block temporaries
         dtypes = []
@@ -340,9 +365,12 @@ class FusedKernel:
             for i in self.broadcast:
                 inputs[i] = np.broadcast_to(inputs[i], shape)
         outputs = {}
-        for o in group.outputs:
-            if o >= n_in and (self.reduction is None or o != group.outputs[-1]):
-                outputs[o] = memory.empty(shape, group.body[o - n_in].dtype.dtype)
+        if self.into is not None:
+            outputs[group.outputs[-1]] = inputs[self.into]
+        else:
+            for o in group.outputs:
+                if o >= n_in and (self.reduction is None or o != group.outputs[-1]):
+                    outputs[o] = memory.empty(shape, group.body[o - n_in].dtype.dtype)
         points, pieces, direct = self._tiling()
         result = None
         if direct:
