@@ -449,7 +449,8 @@ def ceilings(rounds, target_ns):
                         f"{fmt_time(bare_record):>13}{numpy / (bare_record + bare_kernels):>7.2f}")
             else:
                 points = BLOCK_BYTES // 4
-                by_hand = blocks_over_threads(into, nargs, out, pool, THREADS, points, THREADS * PIECES_PER_THREAD)
+                pieces = min(THREADS * PIECES_PER_THREAD, -(-size // points))   # a block at least, as fused.py cuts them
+                by_hand = blocks_over_threads(into, nargs, out, pool, THREADS, points, pieces)
                 close(1e-5)(by_hand(), fn(np, *nargs))
                 numpy, kernels, arrayx = (statistics.median(t) for t in interleaved(
                     [lambda: fn(np, *nargs), by_hand, evaluate], rounds, target_ns))

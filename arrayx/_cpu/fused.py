@@ -405,7 +405,8 @@ class FusedKernel:
             direct = self.reduction is not None and all(tiles[0][1][j] == shape[j] for j in self.axes)
             rows_whole = all(tiles[0][1][j] == shape[j] for j in self.group.row_axes)
             threads = min(THREADS, len(tiles) // BLOCKS_PER_THREAD) or 1
-            pieces = threads * PIECES_PER_THREAD if threads > 1 else 1
+            # Pieces of a block at least: a block is what amortizes the Python issuing it.
+            pieces = min(threads * PIECES_PER_THREAD, len(tiles)) if threads > 1 else 1
             if self.reduction is not None and not direct and prod(self.acc_shape) > points:
                 pieces = threads   # each piece sums into a partial result of its own: larger than a block here
             self.tiles = (points, THREADS, self._pieces(tiles, points, pieces, direct), direct, rows_whole)
