@@ -19,10 +19,12 @@ arrayx evaluated and compiled.
 
 import argparse
 import gc
+import itertools
 import os
 import platform
 import statistics
 import sys
+import threading
 import time
 import tracemalloc
 
@@ -363,22 +365,29 @@ class _recorder:   # the namespace CHAINS' functions call
     tanh = staticmethod(lambda x: _Recorded("tanh", x))
 
 
-def blocks_over_threads(into, operands, out, pool, threads, points, head):
-    """`into` over blocks of at most `points` elements in one run per thread,
-    the main thread's run longer by `head` elements, each thread with its own
-    temporary: a fused group's schedule, written by hand."""
+def blocks_over_threads(into, operands, out, pool, threads, points, pieces):
+    """`into` over blocks of at most `points` elements, cut into `pieces`
+    runs that the threads claim in order (a run when it is free), each thread
+    with its own temporary: a fused group's schedule, written by hand."""
     n = out.size
-    ends = [0] + [head + (n - head) * k // threads for k in range(1, threads)] + [n]
-    temps = [np.empty(points, out.dtype) for _ in range(threads)]
+    ends = [n * k // pieces for k in range(pieces + 1)]
+    lock = threading.Lock()
 
-    def run(k):
-        for s in range(ends[k], ends[k + 1], points):
-            e = min(s + points, ends[k + 1])
-            into(out[s:e], temps[k][:e - s], *[v[s:e] for v in operands])
+    def run(claims):
+        temp = np.empty(points, out.dtype)
+        while True:
+            with lock:
+                k = next(claims)
+            if k >= pieces:
+                return
+            for s in range(ends[k], ends[k + 1], points):
+                e = min(s + points, ends[k + 1])
+                into(out[s:e], temp[:e - s], *[v[s:e] for v in operands])
 
     def call():
-        futures = [pool.submit(run, k) for k in range(1, threads)]
-        run(0)
+        claims = itertools.count()
+        futures = [pool.submit(run, claims) for _ in range(1, threads)]
+        run(claims)
         for f in futures:
             f.result()
         return out
@@ -396,8 +405,8 @@ def ceilings(rounds, target_ns):
       numpy / (record + jit call). Any lazy library written in Python makes at
       least one object per operation and runs at least the kernels: bound =
       numpy / (bare record + kernels).
-    - Chains at 1e6: the kernels over 1 MiB blocks, split over the threads as
-      a fused group splits them (the main thread's run longer), written by
+    - Chains at 1e6: the kernels over 1 MiB blocks, claimed by the threads in
+      pieces as a fused group's are, written by
       hand (thread hand-off, caches and memory bandwidth as arrayx meets
       them, without arrayx); ceiling = numpy / that.
     - A compiled 10-op chain at 1e3: NumPy eager differs from the kernels only
@@ -409,7 +418,7 @@ def ceilings(rounds, target_ns):
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from arrayx._cpu.fused import BLOCK_BYTES, HEAD_START_BLOCKS, THREADS   # a fused group's schedule
+    from arrayx._cpu.fused import BLOCK_BYTES, PIECES_PER_THREAD, THREADS   # a fused group's schedule
 
     print("\nCeilings on this machine: the most speedup over NumPy that recording a graph (eager at 1e3), "
           "NumPy-call kernels over blocks and threads (1e6) and NumPy-call kernels (jit) allow")
@@ -440,7 +449,8 @@ def ceilings(rounds, target_ns):
                         f"{fmt_time(bare_record):>13}{numpy / (bare_record + bare_kernels):>7.2f}")
             else:
                 points = BLOCK_BYTES // 4
-                by_hand = blocks_over_threads(into, nargs, out, pool, THREADS, points, int(HEAD_START_BLOCKS * points))
+                pieces = min(THREADS * PIECES_PER_THREAD, -(-size // points))   # a block at least, as fused.py cuts them
+                by_hand = blocks_over_threads(into, nargs, out, pool, THREADS, points, pieces)
                 close(1e-5)(by_hand(), fn(np, *nargs))
                 numpy, kernels, arrayx = (statistics.median(t) for t in interleaved(
                     [lambda: fn(np, *nargs), by_hand, evaluate], rounds, target_ns))

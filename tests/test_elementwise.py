@@ -345,6 +345,31 @@ def test_integer_pow_with_negative_exponent_truncates_toward_zero():
     check(xp.pow(xp.asarray(base), xp.asarray(exponent)), np.array([0, -1, 1, 1, 0], dtype=np.int32), base.dtype, EXACT)
 
 
+@pytest.mark.parametrize("dtype, exponent", [(d, 2) for d in INTEGER + REAL_FLOATING] +
+                         [(d, 2.0) for d in REAL_FLOATING], ids=str)
+def test_squaring_with_a_scalar_two_gives_numpys_square_bit_for_bit(dtype, exponent):
+    """`x ** 2` runs as x * x (NumPy's operator runs np.square): the one
+    rounding of the exact square, special cases included (-0, +-inf, NaN)."""
+    if dtype.kind == "f":
+        special = [-0.0, 0.0, math.inf, -math.inf, math.nan, 1e300, -3.5]
+        values = np.concatenate([np.array(special), np.random.default_rng(8).standard_normal(100) * 1e3])
+    else:
+        info = np.iinfo(dtype)
+        values = np.linspace(info.min, info.max, 101)
+    with np.errstate(all="ignore"):   # 1e300 is inf in float16 and float32
+        a = values.astype(dtype)
+        expected = np.square(a)
+    for got in (xp.asarray(a) ** exponent, xp.pow(xp.asarray(a), exponent)):
+        got = np.asarray(got)
+        assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
+
+
+def test_an_integer_array_to_a_float_two_is_a_float_array():
+    got = xp.asarray(np.array([3, -4], np.int32)) ** 2.0
+    assert got.dtype == xp.float64
+    np.testing.assert_array_equal(np.asarray(got), [9.0, 16.0])
+
+
 # --- special cases -----------------------------------------------------------
 
 INF, NAN, PI = math.inf, math.nan, math.pi

@@ -246,7 +246,7 @@ def test_reuse_needs_same_shape_and_dtype():
         Step(P["sin"], (), (2, 3), f64, (5,), 6),        # slot 5 dies here: reused
     ]
     drops = [[], [1], [], [3], [5]]
-    operations = [(True, step.args, step.out, step.shape, step.dtype, set(drop)) for step, drop in zip(steps, drops)]
+    operations = [(True, True, step.args, step.out, step.shape, step.dtype, set(drop)) for step, drop in zip(steps, drops)]
     assert reused_arguments(operations) == [None, None, None, None, 0]
 
 

@@ -9,6 +9,7 @@ threaded path on arrays small enough for a unit test.
 """
 
 import threading
+from concurrent.futures import Future
 
 import numpy as np
 import pytest
@@ -375,24 +376,56 @@ def test_nan_pairs_in_blocks_get_the_nan_of_a_whole_array_call(monkeypatch):
 
 
 @pytest.mark.parametrize("threads", [2, 3])
-def test_the_main_thread_runs_a_longer_share_of_the_blocks(threads, monkeypatch):
+def test_the_blocks_are_cut_into_even_pieces_that_tile_the_group(threads, monkeypatch):
     monkeypatch.setattr(fused, "THREADS", threads)
     monkeypatch.setattr(fused, "BLOCK_BYTES", 8192)   # 1024 float64 points
     monkeypatch.setattr(fused, "BLOCKED_MIN_BYTES", 256)
     x = xp.asarray(np.linspace(-1, 1, 20_000))
     (group,) = debug.fused_groups(xp.sin(x) * 2.0 + x)
-    points, runs, _ = fused.FusedKernel(group)._tiling()
-    lengths = [sum(t[1][0] for t in run) for run in runs]
-    assert len(runs) == threads and sum(lengths) == 20_000
-    head = fused.HEAD_START_BLOCKS * points
-    assert all(abs(lengths[0] - n - head) <= fused.GRAIN for n in lengths[1:])
+    points, pieces, _ = fused.FusedKernel(group)._tiling()
+    lengths = [sum(t[1][0] for t in piece) for piece in pieces]
+    assert len(pieces) == threads * fused.PIECES_PER_THREAD and sum(lengths) == 20_000
+    assert max(lengths) - min(lengths) <= fused.GRAIN
     seen = np.zeros(20_000, int)
-    for run in runs:
-        for index, _, _ in run:
+    for piece in pieces:
+        for index, _, _ in piece:
             assert index[0].start % fused.GRAIN == 0
             seen[index] += 1
     assert (seen == 1).all()
     assert_identical(xp.sin(x) * 2.0 + x, np.sin(np.asarray(x)) * 2.0 + np.asarray(x))
+
+
+class _IdlePool:
+    """A thread pool whose workers never start (an OS that never schedules them)."""
+
+    def __init__(self):
+        self.submitted = []
+
+    def submit(self, fn, *args):
+        future = Future()
+        self.submitted.append(future)
+        return future
+
+
+def test_pieces_a_worker_never_starts_are_computed_by_the_calling_thread(monkeypatch):
+    monkeypatch.setattr(fused, "THREADS", 2)
+    monkeypatch.setattr(fused, "BLOCK_BYTES", 8192)
+    monkeypatch.setattr(fused, "BLOCKED_MIN_BYTES", 256)
+    a = np.random.default_rng(7).standard_normal((400, 60))
+    x = xp.asarray(a)
+
+    def build(x):   # an exported chain and a reduction across blocks (partials per piece)
+        y = xp.exp(x) * 0.5
+        return y, xp.sum(y * x, axis=0)
+    threaded = xp.eval(*build(x))
+    pool = _IdlePool()
+    monkeypatch.setattr(fused, "_workers", lambda: pool)
+    alone = xp.eval(*build(x))
+    assert pool.submitted and all(f.cancelled() for f in pool.submitted)
+    # The same pieces summed in the same order, whichever thread ran them: the same bits.
+    for a_threaded, a_alone in zip(threaded, alone):
+        assert_identical(a_alone, a_threaded)
+    np.testing.assert_allclose(np.asarray(alone[1]), np.sum(np.exp(a) * 0.5 * a, axis=0), rtol=1e-13)
 
 
 def test_groups_stop_growing_at_max_members(monkeypatch):

@@ -9,13 +9,14 @@ import weakref
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import arrayx as xp
 from arrayx import debug, executors
-from arrayx._cpu import CPUExecutor
+from arrayx._cpu import CPUExecutor, fused, memory
 from arrayx.device import Device
 from arrayx.autodiff import grad
+from arrayx.scheduler import schedule
 from arrayx.scheduler.schedule import clear_plan_cache
 
 
@@ -180,6 +181,30 @@ def test_svd_forced_through_its_three_outputs_runs_once(monkeypatch):
     np.testing.assert_allclose(reconstructed, a, rtol=0, atol=1e-12)   # SVD round trip, float64
 
 
+def test_a_mean_the_user_holds_is_kept_so_reading_it_again_reduces_nothing(counters):
+    a = np.random.default_rng(5).standard_normal((300, 40))
+    x = xp.asarray(a)
+    mean = xp.mean(x, axis=1, keepdims=True)
+    assert not bool(xp.any(xp.isnan(mean)))          # a check forces the mean (scipy.stats does)
+    assert counters["results_kept"] == 1             # its sum: 40 points read per point written
+    z = x - mean
+    plan = schedule.plan_for([z._node])
+    assert not any(i.op.name == "sum" for g in plan.groups for i in g.body) and plan.steps == 2   # divide, subtract
+    # One sum of each row either way; the subtraction is exact in both.
+    np.testing.assert_array_equal(np.asarray(z), a - np.asarray(mean))
+    np.testing.assert_allclose(np.asarray(mean)[:, 0], a.mean(axis=1), rtol=1e-14)
+
+
+def test_a_reduction_that_hardly_shrinks_or_that_nobody_holds_is_not_kept(counters):
+    x = xp.asarray(np.random.default_rng(6).standard_normal((2, 500)))
+    pairs = xp.sum(x, axis=0)                        # 2 points read per point written: cheap to redo
+    # (Outside an assert: pytest's assertion rewriting holds the temporaries.)
+    largest = [float(xp.max(pairs)), float(xp.max(xp.sum(x, axis=1)))]
+    assert counters["results_kept"] == 0 and pairs._node.buffer is None
+    a = np.asarray(x)
+    assert largest == [np.max(np.sum(a, axis=0)), pytest.approx(np.max(np.sum(a, axis=1)), rel=1e-14)]
+
+
 def test_a_product_the_user_holds_is_kept_and_a_temporary_is_not(counters):
     a = xp.asarray(np.random.default_rng(3).standard_normal((30, 30)))
     c = a @ a.T
@@ -237,6 +262,73 @@ def test_an_update_of_a_computed_value_in_a_plan_writes_into_it(monkeypatch):
     assert copies == []             # the group's result died at the update: written in place
     np.testing.assert_array_equal(np.asarray(x), a)
     np.testing.assert_array_equal(np.asarray(before), np.exp(a) * 2.0)
+
+
+@pytest.fixture(params=["whole arrays", "blocks"])
+def path(request, monkeypatch):
+    """Fused groups as whole-array calls, or in blocks of 512 bytes over threads."""
+    if request.param == "blocks":
+        monkeypatch.setattr(fused, "BLOCK_BYTES", 512)
+        monkeypatch.setattr(fused, "BLOCKED_MIN_BYTES", 256)
+    clear_plan_cache()
+    return request.param
+
+
+def test_a_computation_writes_a_fused_group_into_a_product_that_dies_there(monkeypatch):
+    # (At a force point a product is a result the force may keep: it is never overwritten there.)
+    monkeypatch.setattr(fused, "BLOCK_BYTES", 512)
+    monkeypatch.setattr(fused, "BLOCKED_MIN_BYTES", 256)
+    rng = np.random.default_rng(9)
+    a, w = rng.standard_normal((300, 6)), rng.standard_normal((6, 8))
+    allocated = []
+    empty = memory.empty
+    monkeypatch.setattr(memory, "empty", lambda shape, dtype: allocated.append(shape) or empty(shape, dtype))
+    f = xp.jit(lambda x, w: xp.exp(x @ w) * 2.0 + 1.0)
+    x = xp.asarray(a)
+    for _ in range(2):
+        y = f(x, xp.asarray(w))
+        np.testing.assert_allclose(np.asarray(y), np.exp(a @ w) * 2.0 + 1.0, rtol=1e-13)   # BLAS and exp rounding
+    assert allocated == []      # the group's result went into the product's array
+    np.testing.assert_array_equal(np.asarray(x), a)
+
+
+# What may read a product P = X @ W besides the group that reads it last.
+_P_READERS = st.sets(st.sampled_from(["returned", "view", "later", "twice", "centered"]))
+
+
+def _program(xp_, x, w, readers, chain):
+    """Outputs over P = x @ w, built with the namespace `xp_` (arrayx or NumPy)."""
+    p = x @ w
+    outputs = [p] if "returned" in readers else []
+    if "view" in readers:                  # a view of P read by a non-elementwise step
+        outputs.append(xp_.sum(p.T[::2], axis=1))
+    y = p
+    for _ in range(chain):                 # the group reading P
+        y = xp_.exp(y * 0.1) + y
+    if "centered" in readers:              # y dies at a group after a reduction of it
+        y = y - xp_.mean(y, axis=0)
+    outputs.append(y)
+    if "later" in readers:                 # P read again by a later group: it does not die at the first
+        outputs.append(p * 3.0 - 1.0)
+    if "twice" in readers:                 # P read twice by one step
+        outputs.append(p * p)
+    return tuple(outputs)
+
+
+@settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(readers=_P_READERS, chain=st.integers(1, 3))
+def test_writing_into_a_dying_temporary_never_changes_a_value_someone_sees(path, readers, chain):
+    rng = np.random.default_rng(10)
+    a, w = rng.standard_normal((40, 5)), rng.standard_normal((5, 30))
+    expected = _program(np, a, w, readers, chain)
+    x, wx = xp.asarray(a), xp.asarray(w)
+    compiled = xp.jit(lambda x, w: _program(xp, x, w, readers, chain))
+    for outputs in (_program(xp, x, wx, readers, chain), compiled(x, wx), compiled(x, wx)):
+        xp.eval(*outputs)
+        for got, want in zip(outputs, expected):
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)   # BLAS, exp and mean rounding
+    np.testing.assert_array_equal(np.asarray(x), a)
+    np.testing.assert_array_equal(np.asarray(wx), w)
 
 
 class _CopyingExecutor(CPUExecutor):

@@ -8,7 +8,7 @@ from ..executors.base import VIEWS, Executor
 from ..graph.primitives import FUSED_OP
 from . import memory
 from .errors import ignoring_errors
-from .fused import FusedKernel, reused_arguments
+from .fused import FusedKernel, reused_arguments, writes_into_input
 from .kernels import DYNAMIC, IMPLS, UPDATES, out_ufunc
 
 
@@ -109,22 +109,31 @@ class CPUExecutor(Executor):
 
     def kernels(self, steps, drops):
         """Kernels writing into dying temporaries where NumPy would (see
-        `reused_arguments`), and updates whose array dies at their step
-        writing in place (when, at run time, nobody else sees its memory: a
-        result of this plan, not a view or a shared input)."""
-        fns = [self.kernel(step) for step in steps]
+        `reused_arguments`): ufunc steps and fused groups writing into a new
+        array an earlier step of the segment made (a ufunc's, a fused
+        group's, a product's) that dies at their step; and updates whose
+        array dies at their step writing in place (when, at run time, nobody
+        else sees its memory: a result of this plan, not a view or a shared
+        input)."""
+        # A fused group's kernel is built once its output's place is known.
+        fns = [None if step.op is FUSED_OP else self.kernel(step) for step in steps]
         ufuncs = [out_ufunc(fn) for fn in fns]
-        # A buffer a non-ufunc step read may have a view alive (the step's
+        fused = [step.op is FUSED_OP and writes_into_input(step.attrs[0]) for step in steps]
+        # A step whose result is a new array of its own, which reads nothing through views.
+        fresh = [u is not None or f or fn is np.matmul for u, f, fn in zip(ufuncs, fused, fns)]
+        # A buffer another step read may have a view alive (the step's
         # result): never written into.
-        aliased = {a for step, ufunc in zip(steps, ufuncs) if ufunc is None for a in step.args}
-        reuse = reused_arguments([(ufunc is not None, step.args, step.out, step.shape, step.dtype,
-                                   set(drop) - aliased)
-                                  for step, drop, ufunc in zip(steps, drops, ufuncs)])
+        aliased = {a for step, new in zip(steps, fresh) if not new for a in step.args}
+        reuse = reused_arguments([(ufunc is not None or into_input, new, step.args, step.out, step.shape,
+                                   step.dtype, set(drop) - aliased)
+                                  for step, drop, ufunc, into_input, new in zip(steps, drops, ufuncs, fused, fresh)])
         kernels = []
-        for step, drop, fn, into in zip(steps, drops, fns, reuse):
+        for step, drop, fn, ufunc, into in zip(steps, drops, fns, ufuncs, reuse):
             in_place = None
-            if into is not None:
-                fn = _writing_into(fn, into)
+            if step.op is FUSED_OP:
+                fn = FusedKernel(step.attrs[0], into).function
+            elif into is not None:
+                fn = _writing_into(ufunc, into)
             elif step.op.name in UPDATES and step.args[0] in drop and step.args[0] not in step.args[1:]:
                 in_place = UPDATES[step.op.name](step.op, step.attrs, step.shape, step.dtype)
             kernels.append((fn, into, in_place))

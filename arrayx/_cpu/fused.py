@@ -5,9 +5,10 @@ writing into a temporary of the group that dies at that instruction (NumPy's
 temporary elision, planned once). A larger group runs block by block: every
 instruction writes with `out=` into a few block-sized temporaries that stay in
 cache, exported values go straight into their output arrays, and a final
-reduction reduces each block and combines the partial results. Blocks are
-spread over a thread pool in contiguous runs, one per core; NumPy releases the
-GIL inside ufunc loops, so the threads compute in parallel.
+reduction reduces each block and combines the partial results. The blocks
+are cut into contiguous pieces, a few per core, that the calling thread and a
+thread pool's workers claim in order; NumPy releases the GIL inside ufunc
+loops, so the threads compute in parallel.
 
 Elementwise results are bit-identical to unfused execution: the same NumPy
 loops on the same values, and blocks start at multiples of GRAIN points, so
@@ -47,17 +48,18 @@ BLOCK_BYTES = 1 << 20
 # (measured with benchmarks/run.py's chains on this 2-core EPYC: blocks lose
 # 10-40 % at 0.5-2 MB and win 30-70 % from 4 MB, in float32 and float64).
 BLOCKED_MIN_BYTES = 3 << 20
-# Blocks per thread below which a group runs on fewer threads: handing a run
-# of blocks to a worker costs tens of microseconds, a 1 MiB block of a chain
+# Blocks per thread below which a group runs on fewer threads: waking a
+# worker to claim pieces costs tens of microseconds, a 1 MiB block of a chain
 # hundreds (a second thread already pays at two blocks: 4 MB chains ran
 # 15-45 % faster on two threads than on one).
 BLOCKS_PER_THREAD = 1
-# The main thread's run is longer than a worker's by this share of a block: a
-# worker starts its run 20-30 us after the main thread hands it over (on this
-# 2-core EPYC VM), so an even split leaves the main thread waiting. Measured
-# with the four chains over 1 MiB blocks by hand: head starts of 1/4 to 1/2 a
-# block ran them 5-17 % faster than an even split at 1e6 and 3-8 % at 1e7.
-HEAD_START_BLOCKS = 0.375
+# Pieces per thread that a group's blocks are cut into. Threads claim the
+# next piece when they are free, so a worker the OS starts late (on a loaded
+# 2-core machine, milliseconds late) leaves its share to the threads that
+# run instead of making them wait: under load an even split (one run per
+# thread) ran the medium rows of benchmarks/clients.py up to 2x slower than
+# one thread. More pieces balance finer but cut more blocks in two.
+PIECES_PER_THREAD = 4
 # Blocks start and end at multiples of this many points where the shape
 # allows. NumPy's loops run the remainder shorter than a SIMD vector (64 bytes
 # at most) apart, and there `add` or `multiply` of two NaNs may keep the other
@@ -150,34 +152,55 @@ def reused_arguments(operations):
     """For each operation, the position of the argument whose array it may
     overwrite with its result (None: allocate), as NumPy elides temporaries.
 
-    `operations` holds (ufunc, args, value, shape, dtype, dying) in program
-    order: whether the kernel is a ufunc (which writes with `out=`), its
-    argument values, its result's value, shape and dtype, and the arguments
-    whose last use it is that nothing else sees. An argument is overwritten
-    when it dies there and holds an array an earlier ufunc operation
-    allocated (never an input, which callers and caches share) of the
+    `operations` holds (writes, fresh, args, value, shape, dtype, dying) in
+    program order: whether the kernel can write its result into an existing
+    array (a ufunc with `out=`), whether its result is a new array of its
+    own, its argument values, its result's value, shape and dtype, and the
+    arguments whose last use it is that nothing else sees. An argument is
+    overwritten when it dies there and holds a new array an earlier
+    operation made (never an input, which callers and caches share) of the
     result's shape and dtype. 0-d results are NumPy scalars: never reused.
     """
-    fresh = {}   # value -> (shape, dtype) of an array a ufunc operation allocated
+    fresh_arrays = {}   # value -> (shape, dtype) of a new array an operation made
     reuse = []
-    for ufunc, args, value, shape, dtype, dying in operations:
+    for writes, fresh, args, value, shape, dtype, dying in operations:
         into = None
-        if ufunc and shape != ():
-            for position, a in enumerate(args):
-                if a in dying and fresh.get(a) == (shape, dtype):
-                    into = position
-                    break
-            fresh[value] = (shape, dtype)
+        if shape != ():
+            if writes:
+                for position, a in enumerate(args):
+                    if a in dying and fresh_arrays.get(a) == (shape, dtype):
+                        into = position
+                        break
+            if fresh:
+                fresh_arrays[value] = (shape, dtype)
         reuse.append(into)
     return reuse
 
 
+def writes_into_input(group):
+    """Whether a FusedKernel of `group` can write its output into an input
+    (`into`) and makes its output a new array otherwise: one output, the
+    result of an elementwise ufunc (not a reduction, not a kernel that may
+    return its operand, such as stop_gradient's)."""
+    root = group.body[-1]
+    return (len(group.outputs) == 1 and group.reduction is None
+            and out_ufunc(IMPLS[root.op.name](root.op, root.attrs, root.shape, root.dtype)) is not None)
+
+
 class FusedKernel:
     """A callable running one FusedGroup over NumPy buffers, its blocks on
-    at most `threads` threads (None: THREADS, every core)."""
+    at most `threads` threads (None: THREADS, every core).
 
-    def __init__(self, group, threads=None):
+    With `into`, the group's one output, an elementwise ufunc's result of
+    the group's shape, is written into the array of input `into` (which the
+    caller guarantees dies at this step and nobody else sees): each point
+    of it is read only to compute the same point of the output, before the
+    output's instruction writes it.
+    """
+
+    def __init__(self, group, into=None, threads=None):
         self.group = group
+        self.into = into
         self.threads = threads
         n_in = len(group.inputs)
         self.n_in = n_in
@@ -220,8 +243,8 @@ class FusedKernel:
         """Per instruction, the value whose array it may overwrite (see
         `reused_arguments`; a value the group exports is never written)."""
         last = self.last
-        reuse = reused_arguments([(self.ufuncs[k] is not None, i.args, self.n_in + k, i.shape, i.dtype,
-                                   {a for a in i.args if last[a] == k and a not in self.exported})
+        reuse = reused_arguments([(self.ufuncs[k] is not None, self.ufuncs[k] is not None, i.args, self.n_in + k,
+                                   i.shape, i.dtype, {a for a in i.args if last[a] == k and a not in self.exported})
                                   for k, i in enumerate(elementwise)])
         return [None if into is None else i.args[into] for i, into in zip(elementwise, reuse)]
 
@@ -236,6 +259,8 @@ class FusedKernel:
         for k, instruction in enumerate(self.group.body):
             args = ", ".join(f"v{a}" for a in instruction.args)
             into = self.reuse[k] if k < len(self.reuse) else None
+            if self.into is not None and k == len(self.group.body) - 1:
+                into = self.into
             if (instruction.op.name == "where" and self.group.shape == ()
                     and dtypes[instruction.args[1]] is dtypes[instruction.args[2]] is instruction.dtype):
                 # Of 0-d values np.where costs 1.5 us; picking the value (a NumPy scalar) 0.1, same value and dtype.
@@ -266,7 +291,9 @@ class FusedKernel:
         died free their place for the next value."""
         n_in = self.n_in
         last = self.last
-        written_at = {n_in + k: k for k in range(len(elementwise)) if n_in + k in self.exported}
+        # (An output written into an input is never lent: its block holds that input's points.)
+        written_at = {n_in + k: k for k in range(len(elementwise))
+                      if n_in + k in self.exported and (self.into is None or k < len(elementwise) - 1)}
         lent = set()     # output blocks that hold a live value
         free = {}        # dtype -> free block temporaries
         dtypes = []
@@ -367,25 +394,27 @@ class FusedKernel:
             for i in self.broadcast:
                 inputs[i] = np.broadcast_to(inputs[i], shape)
         outputs = {}
-        for o in group.outputs:
-            if o >= n_in and (self.reduction is None or o != group.outputs[-1]):
-                outputs[o] = memory.empty(shape, group.body[o - n_in].dtype.dtype)
-        points, runs, direct = self._tiling()
+        if self.into is not None:
+            outputs[group.outputs[-1]] = inputs[self.into]
+        else:
+            for o in group.outputs:
+                if o >= n_in and (self.reduction is None or o != group.outputs[-1]):
+                    outputs[o] = memory.empty(shape, group.body[o - n_in].dtype.dtype)
+        points, pieces, direct = self._tiling()
         result = None
         if direct:
             result = np.empty(self.acc_shape, self.reduction.dtype.dtype)
-        if len(runs) == 1:
-            partials = [self._run(inputs, outputs, runs[0], result, points)]
-        else:
-            pool = _workers()
-            futures = [pool.submit(self._run, inputs, outputs, run, result, points) for run in runs[1:]]
-            partials = [self._run(inputs, outputs, runs[0], result, points)]
-            partials += [f.result() for f in futures]
+
+        def compute(piece, temps):
+            return self._run(inputs, outputs, piece, result, temps)
+        partials = _claimed(pieces, compute, lambda: [np.empty(points, d.dtype) for d in self.register_dtypes],
+                            self.threads or THREADS)
         values = [None] * (n_in + len(group.body))
         for o, array in outputs.items():
             values[o] = array
         if self.reduction is not None:
             if result is None:
+                # In piece order, whichever thread computed each: the same sum at every call.
                 result = partials[0]
                 for partial in partials[1:]:
                     self.reducer(result, partial, out=result)
@@ -393,10 +422,10 @@ class FusedKernel:
         return values
 
     def _tiling(self):
-        """(points per block, one run of (index, block shape, reduction target)
-        per thread, whether each block's reduction is final), for the current
-        BLOCK_BYTES and thread count; None when blocks that size cannot hold
-        whole rows of the row reductions."""
+        """(points per block, the pieces: runs of (index, block shape,
+        reduction target) that threads claim, whether each block's reduction
+        is final), for the current BLOCK_BYTES and thread count; None when
+        blocks that size cannot hold whole rows of the row reductions."""
         points = max(1, BLOCK_BYTES // self.itemsize)
         most = self.threads or THREADS
         if self.tiles is None or self.tiles[:2] != (points, most):
@@ -407,9 +436,13 @@ class FusedKernel:
             direct = self.reduction is not None and all(tiles[0][1][j] == shape[j] for j in self.axes)
             rows_whole = all(tiles[0][1][j] == shape[j] for j in self.group.row_axes)
             threads = min(most, len(tiles) // BLOCKS_PER_THREAD) or 1
-            self.tiles = (points, most, self._runs(tiles, points, threads, direct), direct, rows_whole)
-        points, _, runs, direct, rows_whole = self.tiles
-        return (points, runs, direct) if rows_whole else None
+            # Pieces of a block at least: a block is what amortizes the Python issuing it.
+            pieces = min(threads * PIECES_PER_THREAD, len(tiles)) if threads > 1 else 1
+            if self.reduction is not None and not direct and prod(self.acc_shape) > points:
+                pieces = threads   # each piece sums into a partial result of its own: larger than a block here
+            self.tiles = (points, most, self._pieces(tiles, points, pieces, direct), direct, rows_whole)
+        points, _, pieces, direct, rows_whole = self.tiles
+        return (points, pieces, direct) if rows_whole else None
 
     def _tile(self, index):
         """(index, block shape, reduction target) of the block at `index`."""
@@ -419,52 +452,51 @@ class FusedKernel:
             target = tuple(slice(None) if j in self.axes else s for j, s in enumerate(index))
         return index, block_shape, target
 
-    def _runs(self, tiles, points, threads, direct):
-        """The tiles in one contiguous run per thread, the first (the main
-        thread's) longer by HEAD_START_BLOCKS. A tile at the end of a run is
-        cut along the axis blocks cut, unless that axis must stay whole in a
-        block (a row reduction's, or a final reduction's whose blocks reduce
-        straight into the result); then runs end at tiles."""
-        if threads == 1:
+    def _pieces(self, tiles, points, n, direct):
+        """The tiles in `n` contiguous pieces of about equal size. A tile at
+        the end of a piece is cut along the axis blocks cut, unless that
+        axis must stay whole in a block (a row reduction's, or a final
+        reduction's whose blocks reduce straight into the result); then
+        pieces end at tiles."""
+        if n == 1:
             return [tiles]
         sizes = [prod(t[1]) for t in tiles]
         total = sum(sizes)
-        head = min(int(HEAD_START_BLOCKS * points), total // threads)
-        ends = [head + (total - head) * t // threads for t in range(1, threads)]
+        ends = [total * t // n for t in range(1, n)]
         k, inner, step = block_axis(self.group.shape, points)
         if k in self.group.row_axes or (direct and k in self.axes):
-            # Whole tiles only: each run ends at the tile boundary nearest its end.
+            # Whole tiles only: each piece ends at the tile boundary nearest its end.
             bounds = list(accumulate(sizes, initial=0))
             ends = [min(bounds, key=lambda b: abs(b - end)) for end in ends]
-        runs = [[]]
+        pieces = [[]]
         done = 0
         for tile, size in zip(tiles, sizes):
-            while len(runs) < threads and done + size > ends[len(runs) - 1]:
-                rows = (ends[len(runs) - 1] - done) // inner
+            while len(pieces) < n and done + size > ends[len(pieces) - 1]:
+                rows = (ends[len(pieces) - 1] - done) // inner
                 rows -= rows % step
                 if rows > 0:
                     index = tile[0]
                     cut = index[k].start + rows
-                    runs[-1].append(self._tile(index[:k] + (slice(index[k].start, cut),) + index[k + 1:]))
+                    pieces[-1].append(self._tile(index[:k] + (slice(index[k].start, cut),) + index[k + 1:]))
                     tile = self._tile(index[:k] + (slice(cut, index[k].stop),) + index[k + 1:])
                     done += rows * inner
                     size -= rows * inner
-                runs.append([])
-            runs[-1].append(tile)
+                pieces.append([])
+            pieces[-1].append(tile)
             done += size
-        return [run for run in runs if run]
+        return [piece for piece in pieces if piece]
 
     @ignoring_errors
-    def _run(self, inputs, outputs, run, result, points):
-        """Compute the blocks `run`; return the partial reduction, if any."""
-        temps = [np.empty(points, dtype.dtype) for dtype in self.register_dtypes]
+    def _run(self, inputs, outputs, piece, result, temps):
+        """Compute the blocks of `piece` with the block temporaries `temps`;
+        return the partial reduction, if any."""
         views = {}
         partial = None
         reduction = self.reduction
         if reduction is not None and result is None:
             partial = np.full(self.acc_shape, reduction.op.monoid.identity_of(reduction.dtype), reduction.dtype.dtype)
         block = self.block
-        for index, block_shape, target in run:
+        for index, block_shape, target in piece:
             temp = views.get(block_shape)
             if temp is None:
                 n = prod(block_shape)
@@ -478,3 +510,59 @@ class FusedKernel:
                     self.reducer(here, self.reducer.reduce(source, self.axes, self.reduce_dtype, None, True),
                                  out=here)
         return partial
+
+
+class _Claims:
+    """The pieces of one blocked call, which the threads computing them claim
+    in order: each thread takes the next piece when it is free."""
+
+    def __init__(self, pieces, compute, temporaries):
+        self.pieces = pieces
+        self.compute = compute            # compute(piece, temps) -> its partial reduction or None
+        self.temporaries = temporaries    # () -> a thread's block temporaries
+        self.results = [None] * len(pieces)
+        self.claimed = 0
+        self.finished = 0
+        self.error = None
+        self.changed = threading.Condition()
+
+    def take(self):
+        """Compute pieces until none is left to claim."""
+        temps = None
+        n = len(self.pieces)
+        while True:
+            with self.changed:
+                i = self.claimed
+                if i == n:
+                    return
+                self.claimed = i + 1
+            if temps is None:
+                temps = self.temporaries()
+            try:
+                self.results[i] = self.compute(self.pieces[i], temps)
+            except BaseException as error:   # raised in the calling thread, once every piece is done
+                self.error = error
+            with self.changed:
+                self.finished += 1
+                if self.finished == n:
+                    self.changed.notify_all()
+
+
+def _claimed(pieces, compute, temporaries, threads):
+    """[compute(piece, temps) for piece in pieces], computed by the calling
+    thread and up to `threads` - 1 workers. The calling thread waits only for
+    pieces a worker has claimed: a worker that starts after every piece was
+    claimed does nothing."""
+    if len(pieces) == 1:
+        return [compute(pieces[0], temporaries())]
+    claims = _Claims(pieces, compute, temporaries)
+    pool = _workers()
+    futures = [pool.submit(claims.take) for _ in range(min(threads, len(pieces)) - 1)]
+    claims.take()
+    with claims.changed:
+        claims.changed.wait_for(lambda: claims.finished == len(pieces))
+    for future in futures:
+        future.cancel()   # not started yet: it would find nothing to claim
+    if claims.error is not None:
+        raise claims.error
+    return claims.results

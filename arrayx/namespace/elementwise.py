@@ -199,9 +199,24 @@ minimum = _binary("minimum", "Computes the minimum of x1_i and x2_i (NaN if eith
 multiply = _binary("multiply", "Calculates the product of x1_i and x2_i.")
 nextafter = _binary("nextafter", "Returns the next representable floating-point value after x1_i in the direction of x2_i.")
 not_equal = _binary("not_equal", "Computes the truth value of x1_i != x2_i.")
-pow = _binary("pow", "Calculates x1_i raised to the power x2_i.")
 remainder = _binary("remainder", "Returns the remainder of division x1_i / x2_i, with the sign of x2_i.")
 subtract = _binary("subtract", "Calculates the difference x1_i - x2_i.")
+
+_POW, _MULTIPLY = P["pow"], P["multiply"]
+# The array dtypes whose `x ** 2` keeps the array's dtype, by the scalar's type
+# (a Python float with an integer array gives a floating result).
+_SQUARED = {int: dt.CATEGORIES["real numeric"], float: dt.CATEGORIES["real floating"]}
+
+
+def pow(x1, x2, /):
+    """Calculates x1_i raised to the power x2_i."""
+    squared = _SQUARED.get(type(x2))
+    if squared is not None and x2 == 2 and isinstance(x1, Array) and x1.dtype in squared:
+        # x ** 2 is x * x, as NumPy's `**` makes it (a square): the same value
+        # (one rounding of the exact square), at a multiply's cost, half a pow's.
+        return wrap(apply(_MULTIPLY, (x1._node, x1._node), (), "pow"))
+    return _binary_apply(_POW, "pow", x1, x2)
+
 
 _DIVIDE = P["divide"]
 

@@ -18,6 +18,11 @@ What a force point keeps besides the values asked for, the cost rule:
   an array the user holds, another node. Recomputing it would cost more than
   holding it, and the reference says it may be needed again. `svd`'s U, S
   and Vh forced at two force points run one SVD.
+- A reduction that reads at least REDUCTION_KEPT_RATIO points per point it
+  writes (a mean over rows, a norm) is kept on the same terms: recomputing
+  it reads its whole input again, and the fused work before it, while
+  holding it costs a small part of that input's memory. `mn = mean(x)` that
+  a check forces and the next expression reads again runs one pass over x.
 - A cheap result is kept when the plan computes it into a buffer of its
   own anyway (a slice, a product or another step outside fusion reads it)
   and something else holds it: `y = y * c + d; float(y[0])` in a loop then
@@ -68,6 +73,10 @@ from .slots import assign_slots
 # (steps, their kernels, the key), within 10 % for a 5-node fused
 # expression (5.7 KB) and a 63-node unfused one (40 KB).
 PLAN_CACHE_BYTES = 32 << 20
+# A reduction reading at least this many points per point it writes is kept
+# as an expensive result is (see the module docstring): holding it costs at
+# most an eighth of the memory that recomputing it reads.
+REDUCTION_KEPT_RATIO = 8
 PLAN_BYTES, NODE_BYTES = 2700, 600
 _plans = {}
 _cached_bytes = 0
@@ -135,9 +144,12 @@ def build_plan(order, requested, bound=False):
     order, requested = rewrite(order, requested + expensive, _layout)
     materialized = [] if bound else materialized_candidates(order, requested, collected)
     requested = requested + materialized
-    keep = keep_watch(collected, asked, expensive, materialized)
     groups = fuse(order, requested, lambda n: _layout(n) if n.buffer is not None else None)
-    steps, n_slots, outputs, inputs = assign_slots(order, groups, requested)
+    reductions = [] if bound else reduction_candidates(order, requested, collected, groups)
+    # Candidates in the order of their output slots, after the asked ones.
+    keep = keep_watch(collected, asked, [(n, True) for n in expensive] + [(n, False) for n in materialized]
+                      + [(n, True) for n in reductions])
+    steps, n_slots, outputs, inputs = assign_slots(order, groups, requested + reductions)
     _check_memory(steps)
     n_slots, segments = lower(steps, n_slots, [n.device for n in inputs], outputs)
     return Plan(n_slots, segments, outputs, [g.program for g in groups], size, inputs if bound else None, keep)
@@ -161,10 +173,25 @@ def materialized_candidates(order, requested, collected):
             and any(u.op.kind not in _FUSED_KINDS for u in users.get(n, ()))]
 
 
-def keep_watch(order, requested, expensive, materialized):
-    """What a force checks to keep candidates: (candidates, watch), or ().
+def reduction_candidates(order, requested, collected, groups):
+    """The reductions of the rewritten `order`, also in the `collected` one,
+    that read at least REDUCTION_KEPT_RATIO points per point they write and
+    that the plan computes into a buffer of their own anyway (a group's root
+    or a step of their own; a row reduction inside a group is not one): a
+    force may keep them."""
+    wanted = set(requested)
+    seen = set(collected)
+    inside = {m for g in groups for m in g.members[:-1]}
+    return [n for n in order
+            if n.op.kind == REDUCE and n.buffer is None and n in seen and n not in wanted and n not in inside
+            and prod(n.inputs[0].shape) >= REDUCTION_KEPT_RATIO * prod(n.shape)]
 
-    A candidate is (position in `order`, the collect order; through): an
+
+def keep_watch(order, requested, candidates):
+    """What a force checks to keep `candidates`, (node, through) pairs in
+    the order of their output slots: (candidates, watch), or ().
+
+    A candidate is then (position in `order`, the collect order; through): an
     expensive one is kept when it or a lazy node computed from it is held
     (`through`), a materialized one only when held itself. `watch` holds
     (position, references from the graph, positions of its watched users)
@@ -174,15 +201,16 @@ def keep_watch(order, requested, expensive, materialized):
     something else. Positions and counts follow from the graph's structure,
     which the plan key fixes.
     """
-    if not expensive and not materialized:
+    if not candidates:
         return ()
+    expensive = [n for n, through in candidates if through]
     # The watch stops at requested nodes (realized by this force) and at other
     # expensive ones (held through their own users, they are kept themselves,
     # so what lies below them is not needed again).
     stops = set(requested) | set(expensive)
     position = {n: i for i, n in enumerate(order)}
     users = users_of(order)
-    watched = set(expensive) | set(materialized)
+    watched = {n for n, _ in candidates}
     through = set()
     stack = list(expensive)
     while stack:
@@ -193,8 +221,7 @@ def keep_watch(order, requested, expensive, materialized):
                 stack.append(user)
     watch = tuple((position[n], len(users.get(n, ())), tuple(position[u] for u in users.get(n, ()) if u in through))
                   for n in sorted(watched, key=position.get, reverse=True))
-    candidates = [(position[n], True) for n in expensive] + [(position[n], False) for n in materialized]
-    return tuple(candidates), watch
+    return tuple((position[n], through) for n, through in candidates), watch
 
 
 # Users that a producer may fuse with, and updates (which may write into
