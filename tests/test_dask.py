@@ -142,6 +142,18 @@ def test_creation_functions_build_chunked_arrays_lazily(scheduler):
     np.testing.assert_array_equal(np.asarray(xp.triu(xp.ones((2, 0, 3), device="dask"))), np.ones((2, 0, 3)))
 
 
+@pytest.mark.parametrize("build", [lambda: xp.eye(30, 40, k=1, device="dask"),
+                                   lambda: xp.tril(xp.ones((24, 50), device="dask"), k=-1)],
+                         ids=["eye", "tril"])
+def test_iotas_along_different_axes_are_chunked_alike(scheduler, build):
+    # eye and tril compare an iota along axis 0 with one along axis 1: chunked
+    # each along its own axis only, their blockwise made a grid of both (10x
+    # the chunks, and dask's PerformanceWarning).
+    with dask.config.set({"array.chunk-size": CHUNK_SIZE}):
+        built = to_dask(build())
+        assert built.chunks == da.ones(built.shape, chunks="auto", dtype=np.int64).chunks
+
+
 def test_to_device_and_back(scheduler, data):
     x = xp.asarray(data[0])
     moved = x.to_device("dask")

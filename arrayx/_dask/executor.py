@@ -196,12 +196,16 @@ def full(shape, dtype, value):
 
 
 def iota(shape, dtype, axis):
-    """A chunked array of `shape` whose values are their index along `axis`."""
+    """A chunked array of `shape` whose values are their index along `axis`,
+    chunked as a new array of `shape` (so iotas along different axes, as
+    `eye` and `tril` combine, have the same chunks, not a grid of both)."""
     import dask.array as da
-    n = shape[axis]
+    from dask.array.core import normalize_chunks
+    chunks = normalize_chunks(auto_chunks(shape), shape, dtype=dtype.dtype)
     line = [1] * len(shape)
-    line[axis] = n
-    return broadcast(da.arange(n, dtype=dtype.dtype, chunks=auto_chunks((n,))).reshape(line), shape)
+    line[axis] = shape[axis]
+    return da.broadcast_to(da.arange(shape[axis], dtype=dtype.dtype, chunks=chunks[axis]).reshape(line), shape,
+                           chunks=chunks)
 
 
 def broadcast(buffer, shape):
