@@ -49,14 +49,18 @@ def test_fused_groups_run_on_the_set_number_of_threads_with_unchanged_values(n, 
     monkeypatch.setattr(fused.FusedKernel, "_run", recording)
     y = xp.sin(x) * 2.0 + x
     (group,) = debug.fused_groups(y)
-    _, runs, _ = fused.FusedKernel(group)._tiling()
-    assert len(runs) == n
+    _, pieces, _ = fused.FusedKernel(group)._tiling()
+    assert (len(pieces) == 1) == (n == 1)
     # elementwise work in blocks is bit-identical to NumPy's whole-array calls
     np.testing.assert_array_equal(np.asarray(y), np.sin(x_np) * 2.0 + x_np)
-    # one run on this thread, the others on the pool's workers
-    workers = [t for t in runners if t is not threading.current_thread()]
-    assert len(runners) == n and len(workers) == n - 1
+    # Each piece ran once, on this thread or a pool worker that claimed it; a
+    # worker the OS starts late may find nothing left, so at most n threads ran.
+    assert len(runners) == len(pieces)
+    workers = set(runners) - {threading.current_thread()}
+    assert len(workers) <= n - 1
     assert all(t.name.startswith("arrayx-cpu") for t in workers)
+    if n > 1:
+        assert fused._workers()._max_workers == n - 1
 
 
 @pytest.mark.parametrize("n, error", [(0, ValueError), (-2, ValueError), (2.0, TypeError), ("2", TypeError),
