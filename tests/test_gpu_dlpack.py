@@ -168,3 +168,24 @@ def test_device_of_dlpack_maps_host_kinds_to_the_cpu():
         assert executors.device_of_dlpack(kind, 0) is xp.__array_namespace_info__().devices()[0]
     assert executors.device_of_dlpack(2, 99) is None   # no 100th GPU
     assert executors.device_of_dlpack(4, 0) is None    # OpenCL
+
+
+@pytest.mark.xfail(strict=True, raises=SystemError, reason=(
+    "known bug: NumPy drops a capsule it refuses with its RuntimeError pending; the ctypes capsule "
+    "destructor then sees that error at its first pythonapi call, ctypes swallows it, and NumPy returns "
+    "NULL without an exception (SystemError); the tensor's owner is not released"))
+def test_numpy_refusing_a_cuda_capsule_raises_its_own_error_and_releases_the_owner():
+    owner = Owner()
+    alive = weakref.ref(owner)
+
+    class CudaArray:   # exports a new capsule that only the consumer holds, as an Array does
+        def __dlpack__(self, **kwargs):
+            return dlpack.export(0, (2,), (1,), dt.float32, (dlpack.KDL_CUDA, 0), owner, True)
+
+        def __dlpack_device__(self):
+            return (dlpack.KDL_CUDA, 0)
+    with pytest.raises(RuntimeError, match="Unsupported device"):
+        np.from_dlpack(CudaArray())
+    del owner
+    gc.collect()
+    assert alive() is None
