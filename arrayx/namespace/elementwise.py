@@ -208,14 +208,16 @@ _POW, _MULTIPLY = P["pow"], P["multiply"]
 _SQUARED = {int: dt.CATEGORIES["real numeric"], float: dt.CATEGORIES["real floating"]}
 
 
-def pow(x1, x2, /):
-    """Calculates x1_i raised to the power x2_i."""
+def pow(x1: Operand, x2: Operand, /) -> Array:
     squared = _SQUARED.get(type(x2))
     if squared is not None and x2 == 2 and isinstance(x1, Array) and x1.dtype in squared:
         # x ** 2 is x * x, as NumPy's `**` makes it (a square): the same value
         # (one rounding of the exact square), at a multiply's cost, half a pow's.
         return wrap(apply(_MULTIPLY, (x1._node, x1._node), (), "pow"))
     return _binary_apply(_POW, "pow", x1, x2)
+
+
+pow = _documented(pow, "pow", "Calculates x1_i raised to the power x2_i.", _POW, ["x1", "x2"])
 
 
 _DIVIDE = P["divide"]
