@@ -466,6 +466,20 @@ def test_linalg_and_fft_use_dasks_own_where_it_has_them(scheduler):
     assert "concatenate" in layers(xp.concat([a, a])) and "cumsum" in layers(xp.cumulative_sum(a, axis=0))
 
 
+def test_without_scipy_dask_linalg_runs_per_matrix_on_dask(scheduler, host_transfers, monkeypatch):
+    # dask.array.linalg's cholesky, inv and solve need SciPy, which the dask extra brings but a user may lack.
+    from arrayx._dask import lowering
+    monkeypatch.setattr(lowering, "scipy_available", lambda: False)
+    a, s = on_dask(A, SPD)
+    results = [xp.linalg.cholesky(s), xp.linalg.inv(s), xp.linalg.solve(s, a[0])]
+    assert not any("cholesky" in layers(r) or "lu-" in layers(r) for r in results)
+    assert host_transfers[0] == 0
+    oracles = [np.linalg.cholesky(SPD), np.linalg.inv(SPD), np.linalg.solve(SPD, A[0])]
+    for result, oracle in zip(results, oracles):
+        # One LAPACK call per matrix, as the CPU makes it, only the chunking differs.
+        np.testing.assert_allclose(np.asarray(result), oracle, rtol=1e-12, atol=1e-12)
+
+
 def exiting_once(block, marker):
     """The block, a little later; the first task to run anywhere exits its
     worker process instead (creating `marker` is atomic: one task wins)."""

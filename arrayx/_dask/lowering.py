@@ -8,6 +8,8 @@ stack of matrices). Nothing here moves data to the host.
 step's kernel: a callable over dask arrays.
 """
 
+import functools
+import importlib.util
 import operator
 from functools import partial
 
@@ -113,6 +115,16 @@ def _tall_or_fat(a):
     return a.rechunk({1: -1}) if m >= n else a.rechunk({0: -1, 1: m})
 
 
+# dask.array.linalg computes these with SciPy's LAPACK wrappers (blocked LU,
+# triangular solves): without SciPy they run as the CPU's kernel per matrix.
+SCIPY_LINALG = frozenset({"cholesky", "inv", "solve"})
+
+
+@functools.cache
+def scipy_available():
+    return importlib.util.find_spec("scipy") is not None
+
+
 def _dask_linalg(step, a, *rest):
     """The step by dask.array.linalg on a 2-D `a` (and 2-D or 1-D `rest`),
     or None where dask has no such operation."""
@@ -123,6 +135,8 @@ def _dask_linalg(step, a, *rest):
         return _as(step.dtype[0], q), _as(step.dtype[1], r)
     if name == "svd" and not attrs[0]:
         return tuple(_as(d, x) for d, x in zip(step.dtype, linalg.svd(_tall_or_fat(a))))
+    if name in SCIPY_LINALG and not scipy_available():
+        return None
     if name == "cholesky":
         return _as(step.dtype, linalg.cholesky(_square(a), lower=not attrs[0]))
     if name == "inv":
