@@ -348,3 +348,14 @@ def test_on_an_executor_without_in_place_updates_they_run_in_a_plan(counters):
         np.testing.assert_array_equal(np.asarray(x), [0.0, 1.0, 2.0, 3.0])
     finally:
         executors.unregister(device)
+
+
+def test_a_product_the_user_holds_survives_a_force_of_a_group_reading_it_last():
+    # At a force point P may be kept for the array the user holds: the group
+    # reading P last must not write its result into P's buffer.
+    rng = np.random.default_rng(11)
+    a, w = rng.standard_normal((40, 5)), rng.standard_normal((5, 30))
+    p = xp.asarray(a) @ xp.asarray(w)
+    y = xp.exp(p * 0.1) + p
+    np.testing.assert_allclose(np.asarray(y), np.exp(a @ w * 0.1) + a @ w, rtol=1e-12)   # BLAS and exp rounding
+    np.testing.assert_allclose(np.asarray(p), a @ w, rtol=1e-12)
