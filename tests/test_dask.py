@@ -312,6 +312,20 @@ def test_eval_persists_so_later_work_reuses_the_computed_chunks(scheduler, data)
     assert len(calls) == n_chunks
 
 
+def test_eval_with_distributed_imported_and_no_client_persists_locally():
+    # In a process of its own: this module's LocalCluster fixture leaves a Client about.
+    pytest.importorskip("distributed")
+    import subprocess
+    import sys
+    code = ("import distributed, numpy as np, arrayx as xp\n"
+            "a = np.linspace(0.0, 1.0, 1000)\n"
+            "y = xp.eval(xp.exp(xp.asarray(a, device='dask')) * 2.0)\n"
+            "np.testing.assert_allclose(np.asarray(y), np.exp(a) * 2.0, rtol=1e-15)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=pathlib.Path(__file__).resolve().parent.parent)
+    assert done.returncode == 0, done.stderr
+
+
 def test_eval_on_a_cluster_keeps_the_chunks_in_its_workers_memory(client, data):
     from distributed import futures_of
     with dask.config.set({"array.chunk-size": CHUNK_SIZE}):

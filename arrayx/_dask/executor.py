@@ -80,11 +80,12 @@ class DaskExecutor(Executor):
         # On dask's current scheduler: with a distributed Client, the chunks
         # stay in its workers' memory. One call computes shared work once.
         held = dask.persist(*buffers)
+        # A Client persists in the background: wait, so that xp.eval is a
+        # force point and a failing task raises here. Without a Client
+        # (distributed imported or not) dask persisted locally: no futures.
         distributed = sys.modules.get("distributed")   # a Client needs it imported
-        if distributed is not None:
-            # A Client persists in the background: wait, so that xp.eval is
-            # a force point and a failing task raises here.
-            futures = distributed.futures_of(held)
+        futures = distributed.futures_of(held) if distributed is not None else []
+        if futures:
             distributed.wait(futures)
             for future in futures:
                 if future.status == "error":
