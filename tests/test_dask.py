@@ -251,6 +251,17 @@ def test_values_of_a_group_needed_outside_it_are_extra_outputs(scheduler, data):
     np.testing.assert_allclose(np.asarray(total), np.sum(expected * 3.0, axis=0), rtol=1e-12)
 
 
+def test_profile_records_a_multi_output_group_with_the_bytes_of_each_output(scheduler, data):
+    x, = on_dask(data[0])
+    e = xp.exp(x * 0.5)
+    total = xp.sum(e * 3.0, axis=0)
+    with xp.debug.profile() as p:
+        xp.eval(e, total)
+    (step,) = [s for s in p.steps if s.name == "fused"]
+    assert step.bytes_written == data[0].nbytes + data[0].shape[1] * 8   # e and its column sums
+    np.testing.assert_allclose(np.asarray(total), np.sum(np.exp(data[0] * 0.5) * 3.0, axis=0), rtol=1e-12)
+
+
 def test_host_memory_is_never_shared(data):
     # dask.array.from_array copies what it is given.
     with pytest.raises(ValueError, match="copy=False"):

@@ -94,8 +94,9 @@ class ForcePoint:
 
 
 def nbytes(buffer):
-    """The bytes of a buffer, or of the tuple of a multi-output step's."""
-    if buffer.__class__ is tuple:
+    """The bytes of a buffer, or of the sequence of a multi-output step's
+    (a tuple on the CPU, a list on the dask device)."""
+    if buffer.__class__ in (tuple, list):
         return sum(nbytes(b) for b in buffer)
     return buffer.nbytes
 
