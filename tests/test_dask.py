@@ -262,6 +262,23 @@ def test_profile_records_a_multi_output_group_with_the_bytes_of_each_output(sche
     np.testing.assert_allclose(np.asarray(total), np.sum(np.exp(data[0] * 0.5) * 3.0, axis=0), rtol=1e-12)
 
 
+def test_transformer_computations_with_dask_as_the_default_device(scheduler, data):
+    # Placeholders and variables are built on the default device, as constants are.
+    from arrayx import transformers as ngt
+    before = xp.__array_namespace_info__().default_device()
+    xp.set_default_device("dask")
+    try:
+        x = ngt.placeholder(data[0].shape)
+        w = ngt.variable(xp.asarray(data[1]))
+        y = xp.sum(xp.exp(x) * w + 1.0, axis=1)
+        assert y.device == xp.Device("dask")
+        f = ngt.make_transformer().computation(y, x)
+        np.testing.assert_allclose(np.asarray(f(data[0])), np.sum(np.exp(data[0]) * data[1] + 1.0, axis=1),
+                                   rtol=1e-12)
+    finally:
+        xp.set_default_device(before)
+
+
 def test_host_memory_is_never_shared(data):
     # dask.array.from_array copies what it is given.
     with pytest.raises(ValueError, match="copy=False"):

@@ -11,8 +11,7 @@ import weakref
 
 import numpy as np
 
-from .. import dtypes as dt
-from ..device import CPU
+from .. import dtypes as dt, executors
 from ..graph.node import Node
 from ..graph.primitives import PRIMITIVES
 from ..namespace.array_object import Array
@@ -39,7 +38,7 @@ def placeholder(shape, dtype=None, *, name=None):
     shape = normalize_shape(shape, "placeholder")
     dtype = _dtype(dtype, "placeholder")
     name = name or f"placeholder_{next(_names)}"
-    return Array._new(Node(_PLACEHOLDER, (), (shape, dtype, name), shape, dtype, CPU))
+    return Array._new(Node(_PLACEHOLDER, (), (shape, dtype, name), shape, dtype, executors.default_device()))
 
 
 def variable(initial_value=None, *, shape=None, dtype=None, initializer=None, name=None):
@@ -62,7 +61,7 @@ def variable(initial_value=None, *, shape=None, dtype=None, initializer=None, na
         dtype = _dtype(dtype, "variable")
         initial = (initializer, shape, dtype)
     name = name or f"variable_{next(_names)}"
-    node = Node(_VARIABLE, (), (shape, dtype, name), shape, dtype, CPU)
+    node = Node(_VARIABLE, (), (shape, dtype, name), shape, dtype, executors.default_device())
     INITIAL[node] = initial
     return Array._new(node)
 
