@@ -387,6 +387,25 @@ def test_from_dlpack_of_a_dask_array_stays_on_the_dask_device_uncomputed(data, c
     np.testing.assert_array_equal(np.asarray(moved), data[0])
 
 
+@pytest.mark.parametrize("shape", [(40, 30), (), (0, 3)])
+def test_dlpack_without_a_copy_shares_the_computed_value_the_array_keeps(scheduler, shape):
+    # The computation makes a new host array; with copy=False the export is
+    # that memory and the array holds it from then on, as a CPU array's
+    # export shares its buffer.
+    a = np.arange(float(np.prod(shape))).reshape(shape)
+    x = xp.asarray(a, device="dask") * 2.0
+    first = np.from_dlpack(x, copy=False)
+    again = np.from_dlpack(x, copy=False)
+    assert np.shares_memory(first, again) or a.size == 0
+    assert not first.flags.writeable   # DLPack 1.0 carries the read-only flag, as on the CPU
+    assert not np.shares_memory(np.from_dlpack(x, copy=True), first)
+    np.testing.assert_array_equal(first, a * 2.0)
+    # Later work on the array reads the held memory, still chunked as dask says.
+    assert to_dask(x).chunks == da.from_array(first, chunks="auto").chunks
+    np.testing.assert_array_equal(np.asarray(xp.sum(x + 1.0, axis=None)), np.sum(a * 2.0 + 1.0))
+    np.testing.assert_array_equal(np.asarray(x), a * 2.0)
+
+
 @pytest.mark.parametrize("shape", [(12, 0), (0, 3), (0,), (2, 0, 5)])
 def test_zero_size_arrays_get_one_chunk_per_axis(scheduler, shape):
     # dask's "auto" chunks divide by the size of a block, zero here

@@ -17,8 +17,10 @@ dask is imported inside the methods that build graphs: `import arrayx`
 registers this executor without importing dask.
 """
 
+import itertools
 import operator
 import sys
+import uuid
 from functools import partial
 
 import numpy as np
@@ -92,11 +94,26 @@ class DaskExecutor(Executor):
                     future.result()
         return held
 
+    def hold_in_memory(self, buffer):
+        # The computed value is a new host array (computing makes it; nothing
+        # the array held is copied), which the array keeps from then on.
+        if held_memory(buffer) is not None:
+            return buffer
+        host = np.asarray(buffer.compute())
+        if not (host.flags.owndata and host.flags.writeable):   # a chunk the graph holds, or a broadcast
+            host = host.copy()
+        return holding(host)
+
     def dlpack(self, buffer, stream, max_version, dl_device, copy):
-        if copy is False:
-            raise BufferError("__dlpack__: a dask array has no memory to share; exporting it computes it "
-                              "into a host copy, which copy=False forbids")
-        host = np.array(buffer.compute(), copy=True)
+        host = held_memory(buffer)
+        if host is None:
+            # Computed into a new host array nobody else sees: exporting it
+            # needs no further copy, whatever `copy` says.
+            host, copy = np.array(buffer.compute(), copy=True), None
+        if max_version is not None and max_version >= (1, 0):
+            # DLPack >= 1.0 carries the read-only flag: exported read-only, as the CPU's exports are.
+            host = host.view()
+            host.flags.writeable = False
         return host.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
 
     def dlpack_device(self, buffer):
@@ -220,3 +237,29 @@ def broadcast(buffer, shape):
     kept = ("auto",) * lead + tuple(c if n == m else "auto"
                                    for c, n, m in zip(buffer.chunks, buffer.shape, shape[lead:]))
     return da.broadcast_to(buffer, shape, chunks=normalize_chunks(kept, shape, dtype=buffer.dtype))
+
+
+# The name prefix of a dask array whose chunks are views of one host array
+# (`holding`), which DLPack exports share.
+HELD = "arrayx-held-"
+
+
+def holding(host):
+    """A dask array, chunked as dask's configuration says, whose chunks are
+    views of host array `host` (no copy: later computations read it)."""
+    import dask.array as da
+    from dask.array.core import normalize_chunks, slices_from_chunks
+    chunks = normalize_chunks(auto_chunks(host.shape), host.shape, dtype=host.dtype)
+    name = HELD + uuid.uuid4().hex
+    keys = itertools.product(*(range(len(c)) for c in chunks))
+    # `...` makes each chunk a view, also of a 0-d host (whose host[()] is a scalar).
+    graph = {(name, *key): host[index + (...,)] for key, index in zip(keys, slices_from_chunks(chunks))}
+    return da.Array(graph, name, chunks=chunks, dtype=host.dtype, meta=np.empty((0,) * host.ndim, host.dtype))
+
+
+def held_memory(buffer):
+    """The host array whose views are the chunks of dask array `buffer` made
+    by `holding`, else None."""
+    if not buffer.name.startswith(HELD):
+        return None
+    return buffer.dask[(buffer.name,) + (0,) * buffer.ndim].base

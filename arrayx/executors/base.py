@@ -139,6 +139,13 @@ class Executor(ABC):
         """
         raise TypeError(f"{self.name} executor has no data-dependent primitive {name}")
 
+    def hold_in_memory(self, buffer):
+        """A buffer holding the buffer's value in memory, which `dlpack`
+        shares with copy=False and the array keeps as its value from then
+        on: the buffer itself where it is memory (CPU, GPU); the dask device
+        computes it into a new host array."""
+        return buffer
+
     @abstractmethod
     def dlpack(self, buffer, stream, max_version, dl_device, copy):
         """A DLPack capsule of the buffer (`__dlpack__`'s arguments)."""

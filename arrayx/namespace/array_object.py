@@ -18,7 +18,7 @@ import numpy as np
 from .. import dtypes as dt, executors
 from ..device import Device
 from ..graph.node import Node
-from ..scheduler.schedule import realize
+from ..scheduler.schedule import hold_in_memory, realize
 
 _new_object = object.__new__
 # Whether repr() of an unevaluated array describes it instead of computing it
@@ -224,7 +224,7 @@ class Array:
     def __dlpack__(self, /, *, stream: int | Any | None = None, max_version: tuple[int, int] | None = None,
                    dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
         """Exports the array for consumption by from_dlpack() as a DLPack capsule (a force point)."""
-        node = self._realized()
+        node = hold_in_memory(self._node) if copy is False else self._realized()
         return executors.executor_for(node.device).dlpack(node.buffer, stream, max_version, dl_device, copy)
 
     def __dlpack_device__(self) -> tuple[int, int]:

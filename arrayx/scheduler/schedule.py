@@ -387,6 +387,15 @@ def evaluate(nodes):
             node.buffer = buffer
 
 
+def hold_in_memory(node):
+    """Compute `node` and have it hold its value in memory, which a DLPack
+    export with copy=False shares: the consumer and the array see the same
+    memory from then on (on the dask device, the host array computing it made)."""
+    realize([node])
+    node.buffer = executors.executor_for(node.device).hold_in_memory(node.buffer)
+    return node
+
+
 def run_dynamic(prim, nodes, attrs):
     """Run a data-dependent primitive now; one realized node per output.
 
