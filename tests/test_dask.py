@@ -279,6 +279,14 @@ def test_transformer_computations_with_dask_as_the_default_device(scheduler, dat
         xp.set_default_device(before)
 
 
+def test_arrays_of_the_most_dimensions_run_on_dask(scheduler):
+    # NumPy's broadcast_shapes stops at 32 dimensions; arrays have up to 64.
+    most = xp.__array_namespace_info__().capabilities()["max dimensions"]
+    a = np.arange(6.0).reshape((2,) + (1,) * (most - 2) + (3,))
+    x, = on_dask(a)
+    np.testing.assert_array_equal(np.asarray(xp.sum(x * 2.0 + 1.0, axis=0)), np.sum(a * 2.0 + 1.0, axis=0))
+
+
 def test_host_memory_is_never_shared(data):
     # dask.array.from_array copies what it is given.
     with pytest.raises(ValueError, match="copy=False"):

@@ -14,7 +14,7 @@ from .._cpu.errors import ignoring_errors
 from .._cpu.fused import FusedKernel
 from .._cpu.kernels import IMPLS, REDUCERS, reduce_dtype
 from ..graph.fused import FusedGroup, Instruction
-from ..graph.primitives import REDUCE, reduced_shape
+from ..graph.primitives import REDUCE, broadcast_shapes, reduced_shape
 
 # Programs a worker keeps: a group and the shapes of its chunks (a few per
 # array: the regular chunks and those at its ends).
@@ -30,7 +30,7 @@ def chunk_program(group, in_shapes):
     thread: dask already runs chunks in parallel, one per worker thread,
     and the CPU's thread pool would put every task's blocks on the same few
     threads as well."""
-    shape = np.broadcast_shapes(*in_shapes)
+    shape = broadcast_shapes("fused", (), *in_shapes)   # NumPy's stops at 32 dimensions; arrays go to 64
     body = []
     for instruction in group.body:
         attrs, result_shape = instruction.attrs, shape
