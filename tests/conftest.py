@@ -11,11 +11,24 @@ import pytest
 from arrayx import executors
 from arrayx._gpu import emulated_device
 from arrayx._gpu.emulation import host_kernels
+from arrayx.device import CPU
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("ci", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+@pytest.fixture(scope="module")
+def cpu_as_default_device():
+    """The CPU as the default device for a whole module, whatever
+    ARRAYX_DEVICE says: for modules testing what the CPU executor itself
+    does (writes into dying temporaries, its fused kernels, its memory), with
+    `pytestmark = pytest.mark.usefixtures("cpu_as_default_device")`."""
+    before = executors.default_device()
+    executors.set_default_device(CPU)
+    yield
+    executors.set_default_device(before)
 
 
 @pytest.fixture

@@ -9,11 +9,13 @@ import pytest
 
 import arrayx as xp
 from arrayx._cpu import memory
-from arrayx.device import CPU
 
 # 1e6 float64 (8 MB) is past the size at which a fused group runs blocked and
 # takes its output from the pool.
 N = 10**6
+
+# The pool belongs to the CPU executor.
+pytestmark = pytest.mark.usefixtures("cpu_as_default_device")
 
 
 @pytest.fixture(autouse=True)
@@ -26,8 +28,6 @@ def empty_pool():
 
 @pytest.fixture
 def x():
-    if xp.__array_namespace_info__().default_device() != CPU:
-        pytest.skip("the pool belongs to the CPU executor")
     return np.linspace(-1.0, 1.0, N)
 
 

@@ -45,7 +45,7 @@ def test_profile_records_match_the_counters_and_the_plans_steps(fresh):
 
 def test_profile_steps_are_the_plans_steps_with_their_bytes(fresh):
     a = np.arange(1 << 17, dtype=np.float64)
-    x = xp.asarray(a)
+    x = xp.asarray(a, device="cpu")   # the CPU executor's step and the bytes it moves
     y = xp.sum(xp.sin(x) + x)
     plan = schedule.plan_for([y._node])
     (group,) = debug.fused_groups(y)
@@ -54,7 +54,7 @@ def test_profile_steps_are_the_plans_steps_with_their_bytes(fresh):
     (step,) = p.steps
     assert step.members == tuple(i.op.name for i in group.body)
     assert len(p.steps) == plan.steps
-    assert step.device == xp.asarray(1.0).device and step.executor == "cpu"
+    assert step.device == x.device and step.executor == "cpu"
     assert step.in_types == ((a.shape, xp.float64),) and step.out_types == (((), xp.float64),)
     # One float64 input read, one float64 scalar written.
     assert step.bytes_read == a.nbytes and step.bytes_written == 8
@@ -122,7 +122,7 @@ def test_log_level_one_prints_a_line_per_force_point(fresh, monkeypatch, capsys)
 
 def test_log_level_two_prints_each_step_too(fresh, monkeypatch, capsys):
     monkeypatch.setattr(observe, "observers", (debug.log.Log(2),))
-    float(xp.sum(xp.exp(xp.asarray(np.ones(1 << 17)))))
+    float(xp.sum(xp.exp(xp.asarray(np.ones(1 << 17), device="cpu"))))
     lines = capsys.readouterr().err.splitlines()
     assert lines[0].startswith("arrayx:   exp+sum(float64[131072]) -> float64[] on cpu by cpu: ")
     assert "1.0 MB read, 8 B written" in lines[0]
@@ -166,8 +166,8 @@ def test_explain_shows_steps_groups_transfers_and_in_place_writes(fresh, gpu):
     assert "from the cpu executor to the cuda executor" in text
     assert "fftn(axes=(0,), sizes=(65536,), norm='backward')" in text
     assert debug.counters["steps_run"] == 0   # explaining runs nothing
-    with debug.unfused():   # one step per node: NumPy's temporaries, reused
-        b = xp.sin(xp.asarray(np.ones(100)))
+    with debug.unfused():   # one step per node: the CPU's temporaries, reused
+        b = xp.sin(xp.asarray(np.ones(100), device="cpu"))
         text = debug.explain(xp.exp(b + 1.0))
     assert "add(float64[100], float64[]) -> float64[100] on cpu: slots [2, 0] -> 3, frees 0, 2, " \
            "in place: writes into slot 2, which dies here" in text
@@ -264,7 +264,7 @@ def _check_dot_structure(text, clusters):
 
 
 def test_dot_view_draws_fused_groups_as_clusters():
-    x = xp.asarray(np.ones((300, 300)))
+    x = xp.asarray(np.ones((300, 300)), device="cpu")   # labels name devices other than the CPU
     y = xp.sum(xp.exp(x) * 2.0 + x, axis=1)
     text = xp.graph(y, format="dot")
     (group,) = debug.fused_groups(y)

@@ -198,11 +198,12 @@ def test_naming_a_missing_cuda_device_says_why_it_is_missing(monkeypatch):
 
 
 def test_devices_are_interned():
-    assert Device("cpu") is xp.asarray(1.0).device
+    assert Device("cpu") is xp.asarray(1.0, device="cpu").device
     assert repr(Device("cpu")) == "Device('cpu')"
 
 
-# -- the CPU executor writes results into dying temporaries (NumPy's elision)
+# -- the CPU executor writes results into dying temporaries (NumPy's elision):
+# arrays made on the CPU whatever the default device
 
 def _np_values(*arrays):
     return [np.asarray(a).copy() for a in arrays]
@@ -210,7 +211,7 @@ def _np_values(*arrays):
 
 def test_temporaries_are_overwritten_only_when_nothing_else_sees_them():
     a = np.linspace(-2.0, 2.0, 12)
-    x = xp.asarray(a)
+    x = xp.asarray(a, device="cpu")
     y = x * 2.0
     view = y[1:]                 # a view of y's buffer is a result: y must stay intact
     flipped = xp.flip(y)
@@ -227,7 +228,7 @@ def test_temporaries_are_overwritten_only_when_nothing_else_sees_them():
 
 def test_inputs_and_cached_scalars_are_never_written():
     a = np.arange(6.0)
-    x = xp.asarray(a)
+    x = xp.asarray(a, device="cpu")
     for _ in range(3):
         r = (x + 1.0) * 2.0 - 1.0
         np.testing.assert_array_equal(np.asarray(r), (a + 1.0) * 2.0 - 1.0)
@@ -374,7 +375,7 @@ def test_a_primitive_no_executor_runs_is_an_error_naming_it(monkeypatch):
     monkeypatch.delitem(kernels.IMPLS, "expm1")   # as if the CPU had no kernel for it
     try:
         with pytest.raises(NotImplementedError, match="expm1"):
-            np.asarray(xp.expm1(xp.asarray([0.5, 1.0])) + 1.0)
+            np.asarray(xp.expm1(xp.asarray([0.5, 1.0], device="cpu")) + 1.0)
     finally:
         schedule.clear_plan_cache()
 
@@ -382,7 +383,7 @@ def test_a_primitive_no_executor_runs_is_an_error_naming_it(monkeypatch):
 def test_unfused_remainder_and_shift_steps_reuse_temporaries_without_changing_values():
     a = np.linspace(-7.5, 7.5, 40)
     k = np.arange(40, dtype=np.int64)
-    x, n = xp.asarray(a), xp.asarray(k)
+    x, n = xp.asarray(a, device="cpu"), xp.asarray(k, device="cpu")   # the CPU's temporaries
     with debug.unfused():
         r = xp.remainder(xp.remainder(x * 3.0, 2.5) + 1.0, 1.75)
         s = xp.bitwise_right_shift(xp.bitwise_left_shift(n + 1, 3) + 5, 2)

@@ -19,6 +19,9 @@ from arrayx.autodiff import grad
 from arrayx.scheduler import schedule
 from arrayx.scheduler.schedule import clear_plan_cache
 
+# In-place writes are the CPU executor's.
+pytestmark = pytest.mark.usefixtures("cpu_as_default_device")
+
 
 @pytest.fixture
 def counters():

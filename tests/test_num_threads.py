@@ -13,6 +13,9 @@ import arrayx as xp
 from arrayx import debug
 from arrayx._cpu import fused
 
+# The thread count is the CPU executor's.
+pytestmark = pytest.mark.usefixtures("cpu_as_default_device")
+
 
 @pytest.fixture
 def restore_threads():
