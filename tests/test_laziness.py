@@ -190,8 +190,8 @@ def test_graph_view_computes_nothing():
 
 def test_host_data_is_copied_unless_copy_false():
     host = np.array([1.0, 2.0])
-    copied = xp.asarray(host)
-    shared = xp.asarray(host, copy=False)
+    copied = xp.asarray(host, device="cpu")
+    shared = xp.asarray(host, copy=False, device="cpu")   # the dask device refuses: dask copies (tests/test_dask.py)
     host[0] = 50.0
     assert float(copied[0]) == 1.0
     assert float(shared[0]) == 50.0
@@ -276,11 +276,12 @@ def test_plan_cache_tells_constants_apart_by_their_bits():
 
 
 def test_a_result_larger_than_memory_fails_at_once_naming_its_primitive():
-    # Raised by the plan, before compiling anything (a blocked group over
-    # 10^12 points once spent a minute planning its blocks first).
+    # Raised by the CPU's plan, before compiling anything (a blocked group
+    # over 10^12 points once spent a minute planning its blocks first). The
+    # dask device computes such a sum chunk by chunk.
     with pytest.raises(MemoryError, match=r"^full: a result of shape \(1000000000000,\) and dtype float64 needs"):
-        float(xp.sum(xp.zeros((10**12,))))
-    x = xp.zeros((10**12,))
+        float(xp.sum(xp.zeros((10**12,), device="cpu")))
+    x = xp.zeros((10**12,), device="cpu")
     with pytest.raises(MemoryError):
         x[0] = 1.0
         x[1] = 2.0
@@ -295,7 +296,7 @@ def lazy_repr():
 
 
 def test_lazy_repr_describes_an_unevaluated_array_without_computing_it(lazy_repr):
-    y = xp.exp(xp.asarray([1.0, 2.0, 3.0])) * 2.0
+    y = xp.exp(xp.asarray([1.0, 2.0, 3.0], device="cpu")) * 2.0   # a repr names devices other than the CPU
     assert repr(y) == "Array(<not computed>, shape=(3,), dtype=float64)"
     assert debug.counters["realizations"] == 0 and debug.counters["steps_run"] == 0
     # str() and print() still compute; afterwards repr shows the values
@@ -306,7 +307,8 @@ def test_lazy_repr_describes_an_unevaluated_array_without_computing_it(lazy_repr
 
 def test_lazy_repr_is_off_by_default_and_arrayx_lazy_repr_1_turns_it_on():
     code = "import arrayx as xp; print(repr(xp.ones(2) * 2.0))"
-    env = {k: v for k, v in os.environ.items() if k != "ARRAYX_LAZY_REPR"}
+    # On the CPU, whose arrays' repr names no device.
+    env = {k: v for k, v in os.environ.items() if k not in ("ARRAYX_LAZY_REPR", "ARRAYX_DEVICE")}
     off = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     on = subprocess.run([sys.executable, "-c", code], env=dict(env, ARRAYX_LAZY_REPR="1"), capture_output=True,
                         text=True, timeout=120)

@@ -15,6 +15,10 @@ import arrayx as xp
 from arrayx import debug
 from arrayx.scheduler import schedule
 
+# The rewrites are chosen for the CPU (a dot pays on BLAS; the dask device
+# keeps the fused sum of products, one task per chunk).
+pytestmark = pytest.mark.usefixtures("cpu_as_default_device")
+
 
 @pytest.fixture(autouse=True)
 def fresh_state():
