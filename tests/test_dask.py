@@ -287,6 +287,18 @@ def test_arrays_of_the_most_dimensions_run_on_dask(scheduler):
     np.testing.assert_array_equal(np.asarray(xp.sum(x * 2.0 + 1.0, axis=0)), np.sum(a * 2.0 + 1.0, axis=0))
 
 
+def test_float16_matmul_rounds_once_across_chunks(scheduler):
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(0.9, 1.1, (8, 300)).astype(np.float16), rng.uniform(0.9, 1.1, (300, 5)).astype(np.float16)
+    x, y = on_dask(a, b)
+    assert len(to_dask(x).chunks[1]) > 1   # the sum runs over several blocks
+    product = x @ y
+    assert product.dtype == xp.float16
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    # One float16 rounding (2**-11 relative) and float32's error over 300 terms (below 2e-5).
+    np.testing.assert_allclose(np.asarray(product).astype(np.float64), exact, rtol=2.0**-11 + 2e-5)
+
+
 def test_host_memory_is_never_shared(data):
     # dask.array.from_array copies what it is given.
     with pytest.raises(ValueError, match="copy=False"):

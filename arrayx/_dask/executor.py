@@ -202,7 +202,11 @@ def run_group(group, *inputs):
 
 
 def matmul(dtype, a, b):
-    """dask's blocked matmul, giving `dtype`."""
+    """dask's blocked matmul, giving `dtype`. float16 products are summed in
+    float32 and rounded once, as NumPy's float16 matmul does (dask would sum
+    the blocks' float16 products in float16, rounding once per block)."""
+    if a.dtype == np.float16:
+        a, b = a.astype(np.float32), b.astype(np.float32)
     product = a @ b
     return product if product.dtype == dtype.dtype else product.astype(dtype.dtype)
 
