@@ -20,6 +20,9 @@ from arrayx import debug
 from arrayx._cpu import fused
 from arrayx.scheduler import schedule
 
+# The CPU executor's fused groups: their blocks, threads and kernel counts.
+pytestmark = pytest.mark.usefixtures("cpu_as_default_device")
+
 
 @pytest.fixture(autouse=True)
 def fresh_state():
