@@ -8,6 +8,7 @@ Select one explicitly with HYPOTHESIS_PROFILE.
 import os
 
 import pytest
+import arrayx as xp
 from arrayx import executors
 from arrayx._gpu import emulated_device
 from arrayx._gpu.emulation import host_kernels
@@ -25,6 +26,17 @@ def be():
     backend = gen_backend('cpu', rng_seed=0)
     yield backend
     cleanup_backend()
+
+
+@pytest.fixture
+def cpu_default():
+    """The CPU as the default device for one test that checks the CPU
+    executor itself through arrays created without a device (the suite may
+    run with ARRAYX_DEVICE naming another), restored afterwards."""
+    previous = xp.__array_namespace_info__().default_device()
+    xp.set_default_device("cpu")
+    yield xp.Device("cpu")
+    xp.set_default_device(previous)
 
 
 @pytest.fixture

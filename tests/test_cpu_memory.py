@@ -9,7 +9,6 @@ import pytest
 
 import arrayx as xp
 from arrayx._cpu import memory
-from arrayx.device import CPU
 
 # 1e6 float64 (8 MB) is past the size at which a fused group runs blocked and
 # takes its output from the pool.
@@ -25,9 +24,7 @@ def empty_pool():
 
 
 @pytest.fixture
-def x():
-    if xp.__array_namespace_info__().default_device() != CPU:
-        pytest.skip("the pool belongs to the CPU executor")
+def x(cpu_default):   # the pool belongs to the CPU executor
     return np.linspace(-1.0, 1.0, N)
 
 
