@@ -22,7 +22,7 @@ from arrayx.scheduler import schedule
 
 
 @pytest.fixture(autouse=True)
-def fresh_state():
+def fresh_state(cpu_default):   # the CPU executor's groups, whatever ARRAYX_DEVICE says
     schedule.clear_plan_cache()
     debug.reset()
 

@@ -35,7 +35,7 @@ def test_the_default_is_one_thread_per_core_the_process_may_use():
 
 @pytest.mark.parametrize("n", [1, 3])
 def test_fused_groups_run_on_the_set_number_of_threads_with_unchanged_values(n, restore_threads, small_blocks,
-                                                                              monkeypatch):
+                                                                              monkeypatch, cpu_default):
     x_np = np.linspace(-1, 1, 20_000)
     x = xp.asarray(x_np)
     xp.set_num_threads(n)
