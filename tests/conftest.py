@@ -19,15 +19,16 @@ settings.register_profile("dev", max_examples=150, deadline=None, suppress_healt
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def cpu_as_default_device():
-    """The CPU as the default device for a whole module, whatever
-    ARRAYX_DEVICE says: for modules testing what the CPU executor itself
-    does (writes into dying temporaries, its fused kernels, its memory), with
+    """The CPU as the default device for one test, whatever ARRAYX_DEVICE
+    says, restored afterwards: for tests of what the CPU executor itself does
+    (writes into dying temporaries, its fused kernels, its memory) through
+    arrays created without a device. A module of such tests says
     `pytestmark = pytest.mark.usefixtures("cpu_as_default_device")`."""
     before = executors.default_device()
     executors.set_default_device(CPU)
-    yield
+    yield CPU
     executors.set_default_device(before)
 
 

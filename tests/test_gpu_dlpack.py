@@ -101,6 +101,7 @@ def test_exported_owner_lives_until_the_consumer_releases_it():
     a = np.arange(8, dtype=np.int32)
     owner = Owner()
     alive = weakref.ref(owner)
+    gc.collect()   # releases garbage capsules earlier tests left
     before = dlpack.exported_count()
     capsule = dlpack.export(a.ctypes.data, a.shape, (1,), dt.int32, HOST, owner, True)
     del owner
@@ -170,22 +171,33 @@ def test_device_of_dlpack_maps_host_kinds_to_the_cpu():
     assert executors.device_of_dlpack(4, 0) is None    # OpenCL
 
 
-@pytest.mark.xfail(strict=True, raises=SystemError, reason=(
-    "known bug: NumPy drops a capsule it refuses with its RuntimeError pending; the ctypes capsule "
-    "destructor then sees that error at its first pythonapi call, ctypes swallows it, and NumPy returns "
-    "NULL without an exception (SystemError); the tensor's owner is not released"))
-def test_numpy_refusing_a_cuda_capsule_raises_its_own_error_and_releases_the_owner():
+@pytest.mark.parametrize("versioned", [False, True], ids=["legacy", "versioned"])
+def test_numpy_refusing_a_cuda_capsule_raises_its_own_error_and_releases_the_owner(versioned):
     owner = Owner()
     alive = weakref.ref(owner)
+    gc.collect()   # releases garbage capsules earlier tests left
+    before = dlpack.exported_count()
 
     class CudaArray:   # exports a new capsule that only the consumer holds, as an Array does
         def __dlpack__(self, **kwargs):
-            return dlpack.export(0, (2,), (1,), dt.float32, (dlpack.KDL_CUDA, 0), owner, True)
+            return dlpack.export(0, (2,), (1,), dt.float32, (dlpack.KDL_CUDA, 0), owner, versioned)
 
         def __dlpack_device__(self):
             return (dlpack.KDL_CUDA, 0)
-    with pytest.raises(RuntimeError, match="Unsupported device"):
+    with pytest.raises(RuntimeError, match="Unsupported device"):   # NumPy's own error, not a SystemError
         np.from_dlpack(CudaArray())
     del owner
     gc.collect()
     assert alive() is None
+    assert dlpack.exported_count() == before
+
+
+def test_a_collection_keeps_an_unconsumed_capsule_someone_holds():
+    a = np.arange(4, dtype=np.int16)
+    owner = Owner()
+    alive = weakref.ref(owner)
+    capsule = dlpack.export(a.ctypes.data, a.shape, (1,), dt.int16, HOST, owner, True)
+    del owner
+    gc.collect()
+    assert alive() is not None
+    np.testing.assert_array_equal(np.from_dlpack(Producer(capsule)), a)   # the tensor is still whole

@@ -4,6 +4,8 @@ addressed like device memory, the generated kernels compiled for the host),
 so that CI runs the executor, its transfers, views, launches and GEMM calls.
 """
 
+import gc
+
 import numpy as np
 import pytest
 
@@ -202,6 +204,20 @@ def test_dlpack_import_of_another_producers_device_memory_is_zero_copy(gpu):
     del allocation, capsule, producer   # y keeps the producer's memory alive
     assert y.device == gpu and y.shape == (4, 3) and device_pointer(y) == ptr
     np.testing.assert_array_equal(np.asarray((y + 1).to_device("cpu")), values.T + 1)
+
+
+def test_numpy_from_dlpack_of_a_device_array_raises_numpys_error_and_releases_the_export(gpu):
+    # NumPy refuses CUDA memory; its error must reach the user (it once ended in
+    # a SystemError) and the exported buffer must not stay referenced.
+    x = xp.asarray(rand(3, 4), device=gpu) * 2
+    host = np.asarray(x.to_device("cpu"))
+    gc.collect()   # releases garbage capsules earlier tests left
+    before = dlpack.exported_count()
+    with pytest.raises(RuntimeError, match="Unsupported device"):
+        np.from_dlpack(x)
+    gc.collect()
+    assert dlpack.exported_count() == before
+    np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), host)
 
 
 def test_dlpack_import_to_the_host_copies_and_copy_false_is_refused(gpu):

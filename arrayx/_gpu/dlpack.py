@@ -7,11 +7,14 @@ legacy `dltensor` or, for consumers that ask for DLPack >= 1.0, the versioned
 Nothing here touches the memory or needs a GPU; the layouts follow
 dlpack.h (v1.0). The capsule protocol is the array API standard's: a consumer
 renames a capsule it takes to `used_...` and becomes responsible for calling
-the deleter; a capsule nobody took calls it when it is garbage-collected.
+the deleter; the tensor of a capsule nobody took is released once the capsule
+is garbage.
 """
 
 import ctypes
-import threading
+import gc
+import sys
+from typing import NamedTuple
 
 from .. import dtypes as dt
 from .codegen import contiguous_strides
@@ -62,8 +65,8 @@ _DTYPES = {(_CODES[d.kind], d.itemsize * 8): d for d in dt.ALL}
 _api = ctypes.pythonapi
 _api.PyCapsule_New.restype = ctypes.py_object
 _api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-# The destructor's capsule is mid-deallocation: it must not become a Python
-# object again, so these take it as a plain pointer.
+# These take the capsule as a plain pointer, so that inspecting it adds no
+# reference (the sweep below counts them).
 _api.PyCapsule_IsValid.restype = ctypes.c_int
 _api.PyCapsule_IsValid.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
 _api.PyCapsule_GetPointer.restype = ctypes.c_void_p
@@ -76,29 +79,58 @@ _api.PyCapsule_SetName.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
 LEGACY, VERSIONED = b"dltensor", b"dltensor_versioned"
 USED = {LEGACY: b"used_dltensor", VERSIONED: b"used_dltensor_versioned"}
 
-# What keeps an exported tensor's memory alive, by the address of its managed
-# struct, until its deleter runs.
+
+class Exported(NamedTuple):
+    """What keeps an exported tensor alive until its deleter runs."""
+    managed: ctypes.Structure
+    shape: ctypes.Array
+    strides: ctypes.Array
+    owner: object
+    capsule: object   # held here, so that a capsule the consumer dropped is seen by `_sweep`
+    name: bytes
+
+
+# Exported tensors by the address of their managed struct. Each step on it is
+# one atomic dict operation, so it needs no lock (a lock taken here could be
+# re-entered by a garbage collection running `_sweep` on the same thread).
 _exported = {}
-_exported_lock = threading.Lock()
 
 
 def _release(address):
-    with _exported_lock:
-        _exported.pop(address, None)
+    _exported.pop(address, None)
 
 
 _legacy_deleter = LegacyDeleter(lambda managed: _release(ctypes.addressof(managed.contents)))
 _versioned_deleter = VersionedDeleter(lambda managed: _release(ctypes.addressof(managed.contents)))
 
 
-@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-def _capsule_destructor(capsule):
-    # A capsule nobody consumed still owns its tensor.
-    for name, kind in ((LEGACY, DLManagedTensor), (VERSIONED, DLManagedTensorVersioned)):
-        if _api.PyCapsule_IsValid(capsule, name):
-            managed = ctypes.cast(_api.PyCapsule_GetPointer(capsule, name), ctypes.POINTER(kind))
-            managed.contents.deleter(managed)
-            return
+def _references(entry):
+    return sys.getrefcount(entry.capsule)
+
+
+# The count `_references` gives for a capsule only its registry entry holds.
+_ONLY_THE_REGISTRY = _references(Exported(None, None, None, None, object(), b""))
+
+
+def _sweep():
+    # Capsules have no destructor: CPython runs a capsule's destructor while
+    # the capsule is deallocated, which may be with the consumer's exception
+    # pending (NumPy drops a CUDA capsule it refuses that way), and a ctypes
+    # callback there runs Python, clobbers that error and ends in a SystemError.
+    # Instead a capsule nobody else holds and no consumer took is released here.
+    for address, entry in _exported.copy().items():   # a copy: a collection may sweep during this one
+        if (_references(entry) == _ONLY_THE_REGISTRY
+                and _api.PyCapsule_IsValid(ctypes.c_void_p(id(entry.capsule)), entry.name)):
+            _release(address)
+
+
+def _sweep_at_collection(phase, info):
+    # A collection never starts with an exception pending, so Python may run here.
+    if phase == "start" and _exported:
+        _sweep()
+
+
+gc.callbacks.append(_sweep_at_collection)
 
 
 def export(ptr, shape, strides, dtype, device, owner, versioned, read_only=False, copied=False):
@@ -124,15 +156,17 @@ def export(ptr, shape, strides, dtype, device, owner, versioned, read_only=False
     tensor.shape = dims
     tensor.strides = steps
     tensor.byte_offset = 0
+    _sweep()
     address = ctypes.addressof(managed)
-    with _exported_lock:
-        _exported[address] = (managed, dims, steps, owner)
-    destructor = ctypes.cast(_capsule_destructor, ctypes.c_void_p)
-    return _api.PyCapsule_New(address, VERSIONED if versioned else LEGACY, destructor)
+    name = VERSIONED if versioned else LEGACY
+    capsule = _api.PyCapsule_New(address, name, None)
+    _exported[address] = Exported(managed, dims, steps, owner, capsule, name)
+    return capsule
 
 
 def exported_count():
-    """How many exported tensors still wait for their deleter (for tests)."""
+    """How many exported tensors still wait for their deleter or their
+    capsule's collection (for tests)."""
     return len(_exported)
 
 
