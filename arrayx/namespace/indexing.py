@@ -27,7 +27,7 @@ import numpy as np
 from .. import dtypes as dt
 from ..dtypes import PYTHON_SCALARS
 from ..graph.primitives import broadcast_shapes, slice_shape
-from ..scheduler.schedule import realize
+from ..scheduler.schedule import read_element, realize
 from .array_object import Array
 from .build import (P, astype_node, broadcast_node, buffer_node, dynamic, make, node_of, normalize_axis,
                     reshape_node, same_device, scalar_node, wrap)
@@ -342,6 +342,12 @@ def getitem(x, key):
     indices raise an IndexError when the result is evaluated.
     """
     node = x._node
+    if node.buffer is not None and (type(key) is int or type(key) is tuple):
+        # One element of a realized array (the element loops of array-agnostic code): read it now.
+        index = _element_index(node.shape, key)
+        element = None if index is None else read_element(node, index)
+        if element is not None:
+            return Array._new(element)
     if _is_basic(key) or _is_basic(key := _known_integers(key)):
         starts, stops, steps, out = parse_key(key, node.shape, "__getitem__")
         return wrap(reshape_node(_sliced(node, starts, stops, steps), out))
