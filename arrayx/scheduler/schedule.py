@@ -347,7 +347,7 @@ def realize(nodes):
             return
         observed = observe.observers
         start = observe.begin() if observed else 0.0
-        order, requested, key, slots = collect(requested, retaining(), _layout)   # slots: the input buffers so far
+        order, requested, key, slots = collect(requested, scope.retaining > 0, _layout)   # slots: the input buffers so far
         plan = _plans.get(key)
         built = plan is None
         if built:
