@@ -12,6 +12,10 @@ from .node import Node
 from .primitives import PRIMITIVES, REDUCE
 
 _SELECT = PRIMITIVES["select"]
+# Primitives whose result has at most as many elements as their first input
+# (an element read x[i, j] records a slice and a reshape): no size check.
+_NEVER_GROW = frozenset([p for p in PRIMITIVES.values() if p.kind == REDUCE]
+                        + [PRIMITIVES[name] for name in ("slice", "reshape", "permute", "flip")])
 
 
 def apply(prim, inputs, attrs=(), name=None):
@@ -44,8 +48,8 @@ def apply(prim, inputs, attrs=(), name=None):
             if node.dtype not in accepts:
                 check_accepts(prim, inputs, name)
     shape, dtype = prim.rule(prim, inputs, attrs)
-    # Broadcasting, contraction, concat... may outgrow the inputs; a reduction never does.
-    if shape != inputs[0].shape and prim.kind is not REDUCE:
+    # Broadcasting, contraction, concat... may outgrow the inputs.
+    if shape != inputs[0].shape and prim not in _NEVER_GROW:
         check_size(shape, dtype, name or prim.name)
     return Node(prim, inputs, attrs, shape, dtype, inputs[0].device)
 
