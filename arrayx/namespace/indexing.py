@@ -1,7 +1,9 @@
 """Array indexing: `__getitem__`, `__setitem__`, `take` and `take_along_axis`.
 
 Basic keys (integers, slices with any step, `...` and `None`) become one `slice`
-node and a `reshape`; assignment becomes an `update_slice` node.
+node and a `reshape`; assignment becomes an `update_slice` node. One element
+of an evaluated array (an int per axis) is read at once where the executor
+can (`scheduler.schedule.read_element`): element loops then build no nodes.
 
 Keys with integer arrays follow NumPy's advanced indexing: the index arrays (and
 the integers beside them) broadcast together; the broadcast shape takes the
