@@ -107,3 +107,51 @@ def test_a_loop_of_small_forces_reuses_one_plan():
     assert debug.counters["plans_built"] <= 2   # the first force sees y as a buffer of asarray's, then of a plan's
     assert debug.counters["realizations"] == 50
     assert math.isclose(float(y[9]), reads[-1] + (1.0 - 0.0) * 0.5 ** 50)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint64", "float16", "float32", "complex64"])
+def test_one_element_of_an_evaluated_array_is_read_at_once_with_numpys_value_and_dtype(dtype):
+    a = (np.arange(24) % 5).reshape(2, 3, 4).astype(dtype)
+    x = xp.asarray(a)
+    debug.reset()
+    for key in ((1, 2, 3), (-1, 0, -4), (0, -3, 1)):
+        element = x[key]
+        assert element.shape == () and element.dtype == xp.asarray(a[key]).dtype
+        assert np.asarray(element).item() == a[key].item()
+    assert debug.counters["realizations"] == 0   # read now: no plan, no force point
+
+
+def test_an_element_read_keeps_its_value_when_the_array_is_written_in_place():
+    a = np.arange(12.0).reshape(3, 4)
+    x = xp.asarray(a * 1.0)
+    read = x[1, 2]
+    debug.reset()
+    x[1, 2] = -1.0
+    assert debug.counters["updates_in_place"] == 1   # the read is a copy of the element, no view holding x's buffer
+    assert float(read) == a[1, 2]
+    assert float(x[1, 2]) == -1.0
+
+
+def test_an_element_read_under_grad_is_recorded_as_a_slice():
+    # grad differentiates through the read: d(3 * x[1])/dx is 3 at element 1, 0 elsewhere.
+    g = grad(lambda v: v[1] * 3.0)(xp.asarray(np.array([1.0, 2.0, 4.0])))
+    np.testing.assert_array_equal(np.asarray(g), [0.0, 3.0, 0.0])
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int16", "uint8", "float32", "float64", "complex64"])
+def test_scalar_operands_found_again_take_the_standards_dtype_and_keep_a_zeros_sign(dtype):
+    # NumPy 2's rule for Python scalars (NEP 50) is the standard's, with float64 for a
+    # float beside an integer array and int64 for an int beside a bool array, as arrayx does.
+    a = np.array([1, 0, 1]).astype(dtype)
+    x = xp.asarray(a)
+    for scalar in (0.0, -0.0, 0.0, 1, 1.0, True, 1, -0.0):   # repeats find the operand recorded before
+        if a.dtype == bool and type(scalar) is bool:
+            with pytest.raises(TypeError, match="multiply: operands have dtypes bool and bool"):
+                x * scalar   # the standard's multiply takes numeric dtypes only
+            continue
+        want = a * scalar
+        got = np.asarray(x * scalar)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+        if want.dtype.kind in "fc":   # the sign of a zero product, which 0.0 == -0.0 would hide from a lookup
+            np.testing.assert_array_equal(np.signbit(got.real), np.signbit(want.real))

@@ -55,6 +55,10 @@ class CPUExecutor(Executor):
     def update(self, op, attrs, shape, dtype, buffers):
         return UPDATES[op.name](op, attrs, shape, dtype)(*buffers)
 
+    def read_element(self, buffer, index):
+        # A NumPy scalar: a copy of the element, as from_scalar's 0-d buffers are.
+        return buffer[index]
+
     def write_element(self, buffer, index, value):
         buffer[index] = value
 

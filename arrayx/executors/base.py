@@ -172,6 +172,12 @@ class Executor(ABC):
         `updates_in_place`)."""
         raise TypeError(f"the {self.name} executor does not update in place")
 
+    def read_element(self, buffer, index):
+        """A new 0-d buffer holding buffer[index] (one non-negative int per
+        axis) when reading one element costs less than planning a view of
+        it; None where it does not (the caller then records the read)."""
+        return None
+
     def write_element(self, buffer, index, value):
         """buffer[index] = value (a Python scalar or a 0-d buffer of the
         buffer's dtype), in a buffer nobody else can see (`owns_memory` said so)."""

@@ -9,9 +9,13 @@ user's function (`name`) and operand, never later at evaluation.
 import sys
 
 from .node import Node
-from .primitives import PRIMITIVES
+from .primitives import PRIMITIVES, REDUCE
 
 _SELECT = PRIMITIVES["select"]
+# Primitives whose result has at most as many elements as their first input
+# (an element read x[i, j] records a slice and a reshape): no size check.
+_NEVER_GROW = frozenset([p for p in PRIMITIVES.values() if p.kind == REDUCE]
+                        + [PRIMITIVES[name] for name in ("slice", "reshape", "permute", "flip")])
 
 
 def apply(prim, inputs, attrs=(), name=None):
@@ -38,10 +42,14 @@ def apply(prim, inputs, attrs=(), name=None):
                     shape = s
             else:
                 return Node(prim, inputs, attrs, shape, dtype, inputs[0].device)
-    if prim.accepts is not None:
-        check_accepts(prim, inputs, name)
+    accepts = prim.accepts
+    if accepts is not None:
+        for node in inputs:
+            if node.dtype not in accepts:
+                check_accepts(prim, inputs, name)
     shape, dtype = prim.rule(prim, inputs, attrs)
-    if shape != inputs[0].shape:  # broadcasting, contraction, concat... may outgrow the inputs
+    # Broadcasting, contraction, concat... may outgrow the inputs.
+    if shape != inputs[0].shape and prim not in _NEVER_GROW:
         check_size(shape, dtype, name or prim.name)
     return Node(prim, inputs, attrs, shape, dtype, inputs[0].device)
 

@@ -156,6 +156,28 @@ def scalar_node(value, dtype, device, name):
     return node
 
 
+# The scalar operand of a binary function by (type, value, the other
+# operand's dtype and device, a zero's sign): `x * 2.0` in a loop finds its
+# node with one lookup instead of resolving the scalar's dtype each time.
+_beside_nodes = {}
+
+
+def scalar_beside(value, node, name):
+    """The 0-d `full` leaf of the Python scalar `value` beside an operand
+    `node` of a binary function: `value` in the dtype the standard gives a
+    Python scalar next to an array of node's dtype (dtypes.scalar_dtype)."""
+    kind = type(value)
+    key = (kind, value, node.dtype, node.device, math.copysign(1.0, value) if kind is float and value == 0 else 0)
+    scalar = _beside_nodes.get(key)
+    if scalar is None:
+        scalar = scalar_node(value, dt.scalar_dtype(value, node.dtype), node.device, name)
+        if kind is not complex:   # as in scalar_node: a complex key may hold a nan, never found again
+            if len(_beside_nodes) >= _SCALAR_CACHE_SIZE:
+                _beside_nodes.clear()
+            _beside_nodes[key] = scalar
+    return scalar
+
+
 def is_scalar(x):
     return type(x) in PYTHON_SCALARS
 

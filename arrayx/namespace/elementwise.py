@@ -12,7 +12,7 @@ from .. import dtypes as dt
 from ..dtypes import PYTHON_SCALARS
 from ..graph.apply import apply
 from .array_object import Array
-from .build import P, astype_node, broadcast_shapes, composite, make, scalar_node, wrap
+from .build import P, astype_node, broadcast_shapes, composite, make, scalar_beside, scalar_node, wrap
 from .hints import Operand
 
 
@@ -31,21 +31,28 @@ def binary_nodes(name, x1, x2):
     Python scalars (and NumPy scalars, taken as Python scalars) take the
     array's dtype where the standard says so.
     """
-    if isinstance(x1, Array):
+    # Exact types first, no helper calls: loop bodies record binary operations by the thousand.
+    if x1.__class__ is Array:
         n1 = x1._node
-        if isinstance(x2, Array):
+        if x2.__class__ is Array:
             n2 = x2._node
             if n1.device is not n2.device and n1.device != n2.device:
                 raise ValueError(f"{name}: operands are on different devices ({n1.device} and {n2.device})")
+        elif x2.__class__ in PYTHON_SCALARS:
+            n2 = scalar_beside(x2, n1, name)
         else:
             n2 = _scalar_beside(name, "x2", x2, n1)
-    elif isinstance(x2, Array):
+    elif x2.__class__ is Array:
         n2 = x2._node
-        n1 = _scalar_beside(name, "x1", x1, n2)
+        if x1.__class__ in PYTHON_SCALARS:
+            n1 = scalar_beside(x1, n2, name)
+        else:
+            n1 = _scalar_beside(name, "x1", x1, n2)
     else:
         raise TypeError(f"{name}: at least one operand must be an arrayx array, "
                         f"got {type(x1).__name__} and {type(x2).__name__}")
-    d1, d2 = n1.dtype, n2.dtype
+    d1 = n1.dtype
+    d2 = n2.dtype
     if d1 is not d2:
         d = dt.PROMOTION[d1, d2]
         n1 = astype_node(n1, d)
@@ -54,12 +61,13 @@ def binary_nodes(name, x1, x2):
 
 
 def _scalar_beside(name, argname, x, node):
-    """The node of the scalar operand `x` of a binary function whose other operand is `node`."""
+    """The node of the scalar operand `x`, not a Python scalar, of a binary
+    function whose other operand is `node`: a NumPy scalar acts as its
+    Python scalar; anything else is a TypeError."""
+    x = _python_scalar(x)
     if type(x) not in PYTHON_SCALARS:
-        x = _python_scalar(x)
-        if type(x) not in PYTHON_SCALARS:
-            raise _type_error(name, argname, x)
-    return scalar_node(x, dt.scalar_dtype(x, node.dtype), node.device, name)
+        raise _type_error(name, argname, x)
+    return scalar_beside(x, node, name)
 
 
 def _binary_apply(prim, name, x1, x2):

@@ -1,7 +1,9 @@
 """Array indexing: `__getitem__`, `__setitem__`, `take` and `take_along_axis`.
 
 Basic keys (integers, slices with any step, `...` and `None`) become one `slice`
-node and a `reshape`; assignment becomes an `update_slice` node.
+node and a `reshape`; assignment becomes an `update_slice` node. One element
+of an evaluated array (an int per axis) is read at once where the executor
+can (`scheduler.schedule.read_element`): element loops then build no nodes.
 
 Keys with integer arrays follow NumPy's advanced indexing: the index arrays (and
 the integers beside them) broadcast together; the broadcast shape takes the
@@ -27,7 +29,7 @@ import numpy as np
 from .. import dtypes as dt
 from ..dtypes import PYTHON_SCALARS
 from ..graph.primitives import broadcast_shapes, slice_shape
-from ..scheduler.schedule import realize
+from ..scheduler.schedule import read_element, realize
 from .array_object import Array
 from .build import (P, astype_node, broadcast_node, buffer_node, dynamic, make, node_of, normalize_axis,
                     reshape_node, same_device, scalar_node, wrap)
@@ -342,6 +344,12 @@ def getitem(x, key):
     indices raise an IndexError when the result is evaluated.
     """
     node = x._node
+    if node.buffer is not None and (type(key) is int or type(key) is tuple):
+        # One element of a realized array (the element loops of array-agnostic code): read it now.
+        index = _element_index(node.shape, key)
+        element = None if index is None else read_element(node, index)
+        if element is not None:
+            return Array._new(element)
     if _is_basic(key) or _is_basic(key := _known_integers(key)):
         starts, stops, steps, out = parse_key(key, node.shape, "__getitem__")
         return wrap(reshape_node(_sliced(node, starts, stops, steps), out))

@@ -61,8 +61,10 @@ def collect(requested, retaining, layout):
     would repeat): the plan computes and keeps them too.
     """
     this_force = PINNED if retaining else next(_force_numbers)
+    counting = not retaining   # whether nodes computed by earlier forces are looked for
     visit = next(_visits)
     order = []
+    n_order = 0   # len(order), counted: the walk reads it at every emission
     key = []
     buffers = []
     again = []
@@ -73,7 +75,7 @@ def collect(requested, retaining, layout):
         node = stack[-1]
         if node.mark != visit:   # first seen: push the unseen unrealized inputs, emit the realized ones
             node.mark = visit
-            fresh = node.computed == 0 and this_force != PINNED
+            fresh = counting and node.computed == 0
             pushed = False
             for child in node.inputs:
                 if child.buffer is None:
@@ -86,7 +88,8 @@ def collect(requested, retaining, layout):
                             again.append(child)
                 elif child.mark != visit:
                     child.mark = visit
-                    child.index = len(order)
+                    child.index = n_order
+                    n_order += 1
                     order.append(child)
                     buffers.append(child.buffer)
                     key += (child.shape, child.dtype, child.device, child.layout or layout(child))
@@ -97,20 +100,24 @@ def collect(requested, retaining, layout):
             pop()
             continue
         pop()
-        node.index = len(order)
+        node.index = n_order
+        n_order += 1
         order.append(node)
-        if (node.op is _FULL or node.op.kind is MOVEMENT) and realized_without_step(node):
+        op = node.op
+        ins = node.inputs
+        # A view of data realized by now (the input check first: a view of a lazy input is a step).
+        if ((op.kind is MOVEMENT and ins[0].buffer is not None or op is _FULL)
+                and realized_without_step(node)):
             buffers.append(node.buffer)
             key += (node.shape, node.dtype, node.device, layout(node))
             continue
-        ins = node.inputs
         n = len(ins)
         if n == 2:
-            key += (node.op, node.attrs, node.shape, node.dtype, node.device, ins[0].index, ins[1].index)
+            key += (op, node.attrs, node.shape, node.dtype, node.device, ins[0].index, ins[1].index)
         elif n == 1:
-            key += (node.op, node.attrs, node.shape, node.dtype, node.device, ins[0].index)
+            key += (op, node.attrs, node.shape, node.dtype, node.device, ins[0].index)
         else:
-            key += (node.op, node.attrs, node.shape, node.dtype, node.device)
+            key += (op, node.attrs, node.shape, node.dtype, node.device)
             key += [i.index for i in ins]
         if node.computed == 0:
             node.computed = this_force

@@ -347,7 +347,7 @@ def realize(nodes):
             return
         observed = observe.observers
         start = observe.begin() if observed else 0.0
-        order, requested, key, slots = collect(requested, retaining(), _layout)   # slots: the input buffers so far
+        order, requested, key, slots = collect(requested, scope.retaining > 0, _layout)   # slots: the input buffers so far
         plan = _plans.get(key)
         built = plan is None
         if built:
@@ -427,6 +427,20 @@ def _sole_owner(ex, node):
     own (no view of another buffer, no user memory): writing into it changes
     no value anyone else can see."""
     return ex.owns_memory(node.buffer) and extra_references((node.buffer,), 0) == 1
+
+
+def read_element(node, index):
+    """A realized 0-d node holding element `index` (one non-negative int per
+    axis, in range) of the realized `node`, read now; None where the
+    executor has no such read, and inside `retain_history()` or a trace
+    (autodiff and jit see the read as a slice of `node`). The element is a
+    copy: a later write into `node`'s buffer does not change it."""
+    if scope.retaining or scope.tracing:
+        return None
+    buffer = executor_for(node.device).read_element(node.buffer, index)
+    if buffer is None:
+        return None
+    return Node(EVALUATED, (), (), (), node.dtype, node.device, buffer)
 
 
 def write_element(array, index, value):
