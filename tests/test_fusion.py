@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import arrayx as xp
 from arrayx import debug
-from arrayx._cpu import fused
+from arrayx._cpu import fused, kernels
 from arrayx.scheduler import schedule
 
 
@@ -325,6 +325,52 @@ def test_mean_var_std_and_norm_fuse_and_match_numpy(path):
     np.testing.assert_allclose(np.asarray(xp.std(x + 1.0, axis=1)), np.std(a + 1.0, axis=1), rtol=1e-12)
     np.testing.assert_allclose(float(xp.linalg.vector_norm(x * 3.0)), np.linalg.norm(a * 3.0), rtol=1e-12)
 
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "any", "all"])
+@pytest.mark.parametrize("shape", [(3001, 20), (1000, 3, 7), (2, 500, 4)])
+def test_reductions_over_leading_axes_of_narrow_arrays_match_numpy(name, shape, path):
+    # Column reductions of tall, narrow arrays fold rows into wide ones
+    # (rows % fold left over included); 3001 rows is no multiple of any fold.
+    a = np.random.default_rng(8).uniform(0.9, 1.1, shape)
+    axes = (0,) if len(shape) == 2 or shape[0] == 2 else (0, 1)
+    x = xp.asarray(a)
+
+    def build(x):
+        v = x * 1.0
+        return getattr(xp, name)(v > 1.0 if name in ("any", "all") else v, axis=axes)
+    expected = getattr(np, name)(a > 1.0 if name in ("any", "all") else a, axis=axes)
+    got = np.asarray(build(x))
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    if name in ("sum", "prod"):
+        # Folded rows combine in another order than NumPy's row after row:
+        # ~1e-16 relative per operation over at most 3001 terms near 1.
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
+    else:
+        assert_identical(got, expected)   # extrema and logic do not round
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.integers(1, 700), width=st.integers(1, 300), keepdims=st.booleans(),
+       dtype=st.sampled_from([np.float64, np.float32, np.int32, np.bool_]))
+def test_folded_reduce_is_ufunc_reduce(rows, width, keepdims, dtype):
+    a = (np.arange(rows * width) % 7).astype(dtype).reshape(rows, width)
+    accumulator = {np.float64: np.float64, np.float32: np.float32}.get(dtype, np.int64)
+    expected = np.add.reduce(a, (0,), accumulator, None, keepdims)
+    got = kernels.reduce(np.add, a, (0,), accumulator, None, keepdims)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)   # small integers: exact in any order
+    out = np.empty(expected.shape, accumulator)
+    assert kernels.reduce(np.add, a, (0,), accumulator, out, keepdims) is out
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_rows_fold_only_where_a_reduction_keeps_a_narrow_tail():
+    assert kernels.folded_rows((5000, 20), (0,)) == kernels.FOLD_WIDTH // 20
+    assert kernels.folded_rows((5000, 20), (1,)) == 1          # a row reduction: rows are long already
+    assert kernels.folded_rows((5000, 20), (0, 1)) == 1        # everything: NumPy's pairwise sum
+    assert kernels.folded_rows((5000, 1000), (0,)) == 1        # wide rows
+    assert kernels.folded_rows((10, 20), (0,)) == 1            # too few rows to fold twice
 
 def test_threads_forcing_fused_groups_get_their_own_values(path):
     data = [np.linspace(i, i + 1, 2000) for i in range(8)]

@@ -34,7 +34,7 @@ import numpy as np
 from ..graph.primitives import reduced_shape
 from . import memory
 from .errors import ignoring_errors
-from .kernels import IMPLS, REDUCERS, out_ufunc, reduce_dtype
+from .kernels import IMPLS, REDUCERS, folded_rows, out_ufunc, reduce, reduce_dtype
 
 # Bytes per block of the widest dtype of a group. Measured on this 2-core EPYC
 # (1 MiB of L2 a core, a large shared L3) with benchmarks/run.py's chains at
@@ -270,10 +270,15 @@ class FusedKernel:
                 kernels[f"f{k}"] = self.ufuncs[k]
                 lines.append(f"    v{n_in + k} = f{k}({args}, out=v{into})")
             elif instruction is self.reduction:
-                # The reducer's own call with positional arguments, without the kernel's Python wrapper.
-                kernels.update({f"f{k}": self.reducer.reduce, "axes": self.axes, "dtype": self.reduce_dtype,
-                                "keepdims": self.keepdims})
-                lines.append(f"    v{n_in + k} = f{k}({args}, axes, dtype, None, keepdims)")
+                # The reducer's own call with positional arguments, without the kernel's Python
+                # wrapper, unless it folds narrow rows.
+                kernels.update({"axes": self.axes, "dtype": self.reduce_dtype, "keepdims": self.keepdims})
+                if folded_rows(self.group.shape, self.axes) == 1:
+                    kernels[f"f{k}"] = self.reducer.reduce
+                    lines.append(f"    v{n_in + k} = f{k}({args}, axes, dtype, None, keepdims)")
+                else:
+                    kernels.update({f"f{k}": reduce, "reducer": self.reducer})
+                    lines.append(f"    v{n_in + k} = f{k}(reducer, {args}, axes, dtype, None, keepdims)")
             else:
                 kernels[f"f{k}"] = self.fns[k]
                 lines.append(f"    v{n_in + k} = f{k}({args})")
@@ -504,10 +509,10 @@ class FusedKernel:
             source = block(index, inputs, temp, outputs)
             if reduction is not None:
                 if result is not None:
-                    self.reducer.reduce(source, self.axes, self.reduce_dtype, result[target], True)
+                    reduce(self.reducer, source, self.axes, self.reduce_dtype, result[target], True)
                 else:
                     here = partial[target]
-                    self.reducer(here, self.reducer.reduce(source, self.axes, self.reduce_dtype, None, True),
+                    self.reducer(here, reduce(self.reducer, source, self.axes, self.reduce_dtype, None, True),
                                  out=here)
         return partial
 
