@@ -455,6 +455,7 @@ class _IdlePool:
 
 def test_pieces_a_worker_never_starts_are_computed_by_the_calling_thread(monkeypatch):
     monkeypatch.setattr(fused, "THREADS", 2)
+    monkeypatch.setattr(fused, "WAKE_MARGIN", 0)   # wake workers at every call, however late they start
     monkeypatch.setattr(fused, "BLOCK_BYTES", 8192)
     monkeypatch.setattr(fused, "BLOCKED_MIN_BYTES", 256)
     a = np.random.default_rng(7).standard_normal((400, 60))
@@ -486,3 +487,43 @@ def test_groups_stop_growing_at_max_members(monkeypatch):
     for _ in range(20):
         expected = expected * 0.5 + a
     assert_identical(y, expected)
+
+
+def _blocked_sum(monkeypatch):
+    """A group of 2 threads' pieces (a chain and a sum across blocks), and its input."""
+    monkeypatch.setattr(fused, "THREADS", 2)
+    monkeypatch.setattr(fused, "BLOCK_BYTES", 8192)
+    monkeypatch.setattr(fused, "BLOCKED_MIN_BYTES", 256)
+    a = np.random.default_rng(9).standard_normal((400, 60))
+    return (lambda x: xp.sum(xp.exp(x) * 0.5 * x, axis=0)), a
+
+
+def test_a_group_runs_alone_while_workers_start_later_than_its_last_call_took(monkeypatch):
+    build, a = _blocked_sum(monkeypatch)
+    x = xp.asarray(a)
+    threaded = np.asarray(build(x))               # the first call wakes workers
+    pool = _IdlePool()
+    monkeypatch.setattr(fused, "_workers", lambda: pool)
+    monkeypatch.setattr(fused, "_start_latency", 1e3)   # workers start a thousand seconds late
+    alone = np.asarray(build(x))
+    assert pool.submitted == []
+    assert fused._start_latency < 1e3             # each call alone shrinks the estimate (a later call tries again)
+    # The same pieces, summed in the same order on one thread: the same bits.
+    assert_identical(alone, threaded)
+    np.testing.assert_allclose(alone, np.sum(np.exp(a) * 0.5 * a, axis=0), rtol=1e-13)
+
+
+def test_workers_wake_again_once_the_latency_estimate_has_decayed(monkeypatch):
+    build, a = _blocked_sum(monkeypatch)
+    x = xp.asarray(a)
+    np.asarray(build(x))
+    monkeypatch.setattr(fused, "_start_latency", 1e3)
+    monkeypatch.setattr(fused, "LATENCY_DECAY", 0.5)   # 1e3 s halves below any call's time within ~60 calls
+    pool = _IdlePool()
+    monkeypatch.setattr(fused, "_workers", lambda: pool)
+    calls = 0
+    while not pool.submitted:
+        calls += 1
+        assert calls < 200, "workers never woke again"
+        np.testing.assert_allclose(np.asarray(build(x)), np.sum(np.exp(a) * 0.5 * a, axis=0), rtol=1e-13)
+    assert calls > 1

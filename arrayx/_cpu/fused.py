@@ -25,6 +25,7 @@ array does, so sums may differ by rounding.
 
 import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from itertools import accumulate
 from math import gcd, prod
@@ -60,6 +61,17 @@ BLOCKS_PER_THREAD = 1
 # thread) ran the medium rows of benchmarks/clients.py up to 2x slower than
 # one thread. More pieces balance finer but cut more blocks in two.
 PIECES_PER_THREAD = 4
+# A blocked call wakes workers only when its group's previous call took at
+# least WAKE_MARGIN times as long as a worker takes to start (smoothed over
+# calls): a worker that starts after the caller has done most of the work
+# saves little, and the caller may wait for the piece it holds. A worker
+# starts in tens of microseconds on an idle machine and in milliseconds on
+# a loaded one, where medium groups then run faster on the calling thread
+# alone. The pieces stay the same either way, so sums do not change.
+WAKE_MARGIN = 2
+# Each call that skips waking workers shrinks the estimate by this factor,
+# so that a later call wakes them again and measures the latency anew.
+LATENCY_DECAY = 0.9
 # Blocks start and end at multiples of this many points where the shape
 # allows. NumPy's loops run the remainder shorter than a SIMD vector (64 bytes
 # at most) apart, and there `add` or `multiply` of two NaNs may keep the other
@@ -83,6 +95,8 @@ THREADS = _threads_from_environment()
 
 _pool = None
 _pool_lock = threading.Lock()
+# Seconds from submitting a worker to its first claim, smoothed (see WAKE_MARGIN).
+_start_latency = 0.0
 
 
 def threads():
@@ -220,6 +234,7 @@ class FusedKernel:
         self.itemsize = max(i.dtype.itemsize for i in body)
         self.broadcast = [i for i, (shape, _, _) in enumerate(group.inputs) if shape not in ((), group.shape)]
         self.tiles = None
+        self.seconds = None   # wall time of the last blocked call
         if self.reduction is not None:
             axes, keepdims = self.reduction.attrs
             self.axes = axes
@@ -412,8 +427,11 @@ class FusedKernel:
 
         def compute(piece, temps):
             return self._run(inputs, outputs, piece, result, temps)
+        wake = self.seconds is None or self.seconds >= WAKE_MARGIN * _start_latency
+        start = time.perf_counter()
         partials = _claimed(pieces, compute, lambda: [np.empty(points, d.dtype) for d in self.register_dtypes],
-                            self.threads or THREADS)
+                            self.threads or THREADS if wake else 1)
+        self.seconds = time.perf_counter() - start
         values = [None] * (n_in + len(group.body))
         for o, array in outputs.items():
             values[o] = array
@@ -530,9 +548,13 @@ class _Claims:
         self.finished = 0
         self.error = None
         self.changed = threading.Condition()
+        self.latencies = []               # seconds from submitting each worker that started to its start
 
-    def take(self):
-        """Compute pieces until none is left to claim."""
+    def take(self, submitted=None):
+        """Compute pieces until none is left to claim; a worker passes the
+        time it was `submitted` at."""
+        if submitted is not None:
+            self.latencies.append(time.perf_counter() - submitted)
         temps = None
         n = len(self.pieces)
         while True:
@@ -557,17 +579,26 @@ def _claimed(pieces, compute, temporaries, threads):
     """[compute(piece, temps) for piece in pieces], computed by the calling
     thread and up to `threads` - 1 workers. The calling thread waits only for
     pieces a worker has claimed: a worker that starts after every piece was
-    claimed does nothing."""
+    claimed does nothing. Updates the workers' start latency estimate."""
+    global _start_latency
     if len(pieces) == 1:
         return [compute(pieces[0], temporaries())]
     claims = _Claims(pieces, compute, temporaries)
-    pool = _workers()
-    futures = [pool.submit(claims.take) for _ in range(min(threads, len(pieces)) - 1)]
+    workers = min(threads, len(pieces)) - 1
+    if workers == 0:
+        _start_latency *= LATENCY_DECAY
+    pool = _workers() if workers else None
+    submitted = time.perf_counter()
+    futures = [pool.submit(claims.take, submitted) for _ in range(workers)]
     claims.take()
     with claims.changed:
         claims.changed.wait_for(lambda: claims.finished == len(pieces))
     for future in futures:
         future.cancel()   # not started yet: it would find nothing to claim
+    if futures:
+        # The first worker's start, or (none started) at least the whole call.
+        first = min(claims.latencies, default=time.perf_counter() - submitted)
+        _start_latency += (first - _start_latency) / 4
     if claims.error is not None:
         raise claims.error
     return claims.results
