@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import arrayx as xp
 from arrayx import debug
 from arrayx._cpu import fused, kernels
+from arrayx._cpu.executor import CPUExecutor
 from arrayx.scheduler import schedule
 
 
@@ -527,3 +528,30 @@ def test_workers_wake_again_once_the_latency_estimate_has_decayed(monkeypatch):
         assert calls < 200, "workers never woke again"
         np.testing.assert_allclose(np.asarray(build(x)), np.sum(np.exp(a) * 0.5 * a, axis=0), rtol=1e-13)
     assert calls > 1
+
+
+@pytest.mark.parametrize("name", ["argmin", "argmax"])
+@pytest.mark.parametrize("axis, keepdims", [(1, False), (1, True), (0, False), (-1, True)])
+def test_arg_reductions_end_a_group_and_match_unfused(name, axis, keepdims, path):
+    # Ties and NaNs: positions must be NumPy's (first tie, first NaN) in every block.
+    a = np.round(np.random.default_rng(10).standard_normal((300, 12)), 1)
+    a[7, 3] = a[200, 5] = np.nan
+    x, shift = xp.asarray(a), xp.asarray(np.linspace(0, 1, 12))
+
+    def build(x, shift):
+        return getattr(xp, name)(x * 2.0 - shift, axis=axis, keepdims=keepdims)
+
+    (group,) = debug.fused_groups(build(x, shift))
+    assert ops(group)[-1] == name and len(group.outputs) == 1   # the compared values stay inside the group
+    assert_identical(build(x, shift), unfused(build, x, shift))
+    assert_identical(build(x, shift), getattr(np, name)(a * 2.0 - np.linspace(0, 1, 12), axis=axis, keepdims=keepdims))
+
+
+def test_an_arg_reduction_alone_or_where_the_executor_cannot_stays_a_step(monkeypatch):
+    x = xp.asarray(np.random.default_rng(11).standard_normal((300, 300)))
+    assert debug.fused_groups(xp.argmin(x, axis=1)) == []
+    monkeypatch.setattr(CPUExecutor,
+                        "fused_groups_end_in_arg_reductions", False)
+    groups = debug.fused_groups(xp.argmin(x * 2.0, axis=1))
+    assert all("argmin" not in ops(g) for g in groups)
+    assert_identical(xp.argmin(x * 2.0, axis=1), np.argmin(np.asarray(x) * 2.0, axis=1))

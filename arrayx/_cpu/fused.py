@@ -32,7 +32,7 @@ from math import gcd, prod
 
 import numpy as np
 
-from ..graph.primitives import reduced_shape
+from ..graph.primitives import ARG_REDUCE_OPS, reduced_shape
 from . import memory
 from .errors import ignoring_errors
 from .kernels import IMPLS, REDUCERS, folded_rows, out_ufunc, reduce, reduce_dtype
@@ -235,11 +235,15 @@ class FusedKernel:
         self.broadcast = [i for i, (shape, _, _) in enumerate(group.inputs) if shape not in ((), group.shape)]
         self.tiles = None
         self.seconds = None   # wall time of the last blocked call
+        # An arg reduction's method (argmax, argmin), which runs only in blocks that hold its axis whole.
+        self.positions = None
         if self.reduction is not None:
             axes, keepdims = self.reduction.attrs
             self.axes = axes
             self.keepdims = keepdims
-            self.reducer = REDUCERS[self.reduction.op.name]
+            if self.reduction.op.name in ARG_REDUCE_OPS:
+                self.positions = getattr(np.ndarray, self.reduction.op.name)
+            self.reducer = REDUCERS.get(self.reduction.op.name)
             self.reduce_dtype = reduce_dtype(self.reduction.op.name, self.reduction.dtype)
             self.acc_shape = reduced_shape(group.shape, axes, True)
             self.source = self.reduction.args[0]
@@ -284,7 +288,7 @@ class FusedKernel:
             elif into is not None:
                 kernels[f"f{k}"] = self.ufuncs[k]
                 lines.append(f"    v{n_in + k} = f{k}({args}, out=v{into})")
-            elif instruction is self.reduction:
+            elif instruction is self.reduction and self.positions is None:
                 # The reducer's own call with positional arguments, without the kernel's Python
                 # wrapper, unless it folds narrow rows.
                 kernels.update({"axes": self.axes, "dtype": self.reduce_dtype, "keepdims": self.keepdims})
@@ -465,7 +469,7 @@ class FusedKernel:
                 pieces = threads   # each piece sums into a partial result of its own: larger than a block here
             self.tiles = (points, most, self._pieces(tiles, points, pieces, direct), direct, rows_whole)
         points, _, pieces, direct, rows_whole = self.tiles
-        return (points, pieces, direct) if rows_whole else None
+        return (points, pieces, direct) if rows_whole and (direct or self.positions is None) else None
 
     def _tile(self, index):
         """(index, block shape, reduction target) of the block at `index`."""
@@ -526,7 +530,9 @@ class FusedKernel:
                 temp = views[block_shape] = [t[:n].reshape(block_shape) for t in temps]
             source = block(index, inputs, temp, outputs)
             if reduction is not None:
-                if result is not None:
+                if self.positions is not None:
+                    self.positions(source, self.axes[0], result[target], keepdims=True)
+                elif result is not None:
                     reduce(self.reducer, source, self.axes, self.reduce_dtype, result[target], True)
                 else:
                     here = partial[target]
