@@ -434,7 +434,7 @@ class FusedKernel:
         wake = self.seconds is None or self.seconds >= WAKE_MARGIN * _start_latency
         start = time.perf_counter()
         partials = _claimed(pieces, compute, lambda: [np.empty(points, d.dtype) for d in self.register_dtypes],
-                            self.threads or THREADS if wake else 1)
+                            (self.threads or THREADS) if wake else 1)
         self.seconds = time.perf_counter() - start
         values = [None] * (n_in + len(group.body))
         for o, array in outputs.items():
