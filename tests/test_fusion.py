@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import arrayx as xp
 from arrayx import debug
-from arrayx._cpu import fused
+from arrayx._cpu import fused, kernels
+from arrayx._cpu.executor import CPUExecutor
 from arrayx.scheduler import schedule
 
 # The CPU executor's fused groups: their blocks, threads and kernel counts.
@@ -329,6 +330,52 @@ def test_mean_var_std_and_norm_fuse_and_match_numpy(path):
     np.testing.assert_allclose(float(xp.linalg.vector_norm(x * 3.0)), np.linalg.norm(a * 3.0), rtol=1e-12)
 
 
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "any", "all"])
+@pytest.mark.parametrize("shape", [(3001, 20), (1000, 3, 7), (2, 500, 4)])
+def test_reductions_over_leading_axes_of_narrow_arrays_match_numpy(name, shape, path):
+    # Column reductions of tall, narrow arrays fold rows into wide ones
+    # (rows % fold left over included); 3001 rows is no multiple of any fold.
+    a = np.random.default_rng(8).uniform(0.9, 1.1, shape)
+    axes = (0,) if len(shape) == 2 or shape[0] == 2 else (0, 1)
+    x = xp.asarray(a)
+
+    def build(x):
+        v = x * 1.0
+        return getattr(xp, name)(v > 1.0 if name in ("any", "all") else v, axis=axes)
+    expected = getattr(np, name)(a > 1.0 if name in ("any", "all") else a, axis=axes)
+    got = np.asarray(build(x))
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    if name in ("sum", "prod"):
+        # Folded rows combine in another order than NumPy's row after row:
+        # ~1e-16 relative per operation over at most 3001 terms near 1.
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
+    else:
+        assert_identical(got, expected)   # extrema and logic do not round
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.integers(1, 700), width=st.integers(1, 300), keepdims=st.booleans(),
+       dtype=st.sampled_from([np.float64, np.float32, np.int32, np.bool_]))
+def test_folded_reduce_is_ufunc_reduce(rows, width, keepdims, dtype):
+    a = (np.arange(rows * width) % 7).astype(dtype).reshape(rows, width)
+    accumulator = {np.float64: np.float64, np.float32: np.float32}.get(dtype, np.int64)
+    expected = np.add.reduce(a, (0,), accumulator, None, keepdims)
+    got = kernels.reduce(np.add, a, (0,), accumulator, None, keepdims)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)   # small integers: exact in any order
+    out = np.empty(expected.shape, accumulator)
+    assert kernels.reduce(np.add, a, (0,), accumulator, out, keepdims) is out
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_rows_fold_only_where_a_reduction_keeps_a_narrow_tail():
+    assert kernels.folded_rows((5000, 20), (0,)) == kernels.FOLD_WIDTH // 20
+    assert kernels.folded_rows((5000, 20), (1,)) == 1          # a row reduction: rows are long already
+    assert kernels.folded_rows((5000, 20), (0, 1)) == 1        # everything: NumPy's pairwise sum
+    assert kernels.folded_rows((5000, 1000), (0,)) == 1        # wide rows
+    assert kernels.folded_rows((10, 20), (0,)) == 1            # too few rows to fold twice
+
 def test_threads_forcing_fused_groups_get_their_own_values(path):
     data = [np.linspace(i, i + 1, 2000) for i in range(8)]
     results = [None] * 8
@@ -412,6 +459,7 @@ class _IdlePool:
 
 def test_pieces_a_worker_never_starts_are_computed_by_the_calling_thread(monkeypatch):
     monkeypatch.setattr(fused, "THREADS", 2)
+    monkeypatch.setattr(fused, "WAKE_MARGIN", 0)   # wake workers at every call, however late they start
     monkeypatch.setattr(fused, "BLOCK_BYTES", 8192)
     monkeypatch.setattr(fused, "BLOCKED_MIN_BYTES", 256)
     a = np.random.default_rng(7).standard_normal((400, 60))
@@ -443,3 +491,70 @@ def test_groups_stop_growing_at_max_members(monkeypatch):
     for _ in range(20):
         expected = expected * 0.5 + a
     assert_identical(y, expected)
+
+
+def _blocked_sum(monkeypatch):
+    """A group of 2 threads' pieces (a chain and a sum across blocks), and its input."""
+    monkeypatch.setattr(fused, "THREADS", 2)
+    monkeypatch.setattr(fused, "BLOCK_BYTES", 8192)
+    monkeypatch.setattr(fused, "BLOCKED_MIN_BYTES", 256)
+    a = np.random.default_rng(9).standard_normal((400, 60))
+    return (lambda x: xp.sum(xp.exp(x) * 0.5 * x, axis=0)), a
+
+
+def test_a_group_runs_alone_while_workers_start_later_than_its_last_call_took(monkeypatch):
+    build, a = _blocked_sum(monkeypatch)
+    x = xp.asarray(a)
+    threaded = np.asarray(build(x))               # the first call wakes workers
+    pool = _IdlePool()
+    monkeypatch.setattr(fused, "_workers", lambda: pool)
+    monkeypatch.setattr(fused, "_start_latency", 1e3)   # workers start a thousand seconds late
+    alone = np.asarray(build(x))
+    assert pool.submitted == []
+    assert fused._start_latency < 1e3             # each call alone shrinks the estimate (a later call tries again)
+    # The same pieces, summed in the same order on one thread: the same bits.
+    assert_identical(alone, threaded)
+    np.testing.assert_allclose(alone, np.sum(np.exp(a) * 0.5 * a, axis=0), rtol=1e-13)
+
+
+def test_workers_wake_again_once_the_latency_estimate_has_decayed(monkeypatch):
+    build, a = _blocked_sum(monkeypatch)
+    x = xp.asarray(a)
+    np.asarray(build(x))
+    monkeypatch.setattr(fused, "_start_latency", 1e3)
+    monkeypatch.setattr(fused, "LATENCY_DECAY", 0.5)   # 1e3 s halves below any call's time within ~60 calls
+    pool = _IdlePool()
+    monkeypatch.setattr(fused, "_workers", lambda: pool)
+    calls = 0
+    while not pool.submitted:
+        calls += 1
+        assert calls < 200, "workers never woke again"
+        np.testing.assert_allclose(np.asarray(build(x)), np.sum(np.exp(a) * 0.5 * a, axis=0), rtol=1e-13)
+    assert calls > 1
+
+
+@pytest.mark.parametrize("name", ["argmin", "argmax"])
+@pytest.mark.parametrize("axis, keepdims", [(1, False), (1, True), (0, False), (-1, True)])
+def test_arg_reductions_end_a_group_and_match_unfused(name, axis, keepdims, path):
+    # Ties and NaNs: positions must be NumPy's (first tie, first NaN) in every block.
+    a = np.round(np.random.default_rng(10).standard_normal((300, 12)), 1)
+    a[7, 3] = a[200, 5] = np.nan
+    x, shift = xp.asarray(a), xp.asarray(np.linspace(0, 1, 12))
+
+    def build(x, shift):
+        return getattr(xp, name)(x * 2.0 - shift, axis=axis, keepdims=keepdims)
+
+    (group,) = debug.fused_groups(build(x, shift))
+    assert ops(group)[-1] == name and len(group.outputs) == 1   # the compared values stay inside the group
+    assert_identical(build(x, shift), unfused(build, x, shift))
+    assert_identical(build(x, shift), getattr(np, name)(a * 2.0 - np.linspace(0, 1, 12), axis=axis, keepdims=keepdims))
+
+
+def test_an_arg_reduction_alone_or_where_the_executor_cannot_stays_a_step(monkeypatch):
+    x = xp.asarray(np.random.default_rng(11).standard_normal((300, 300)))
+    assert debug.fused_groups(xp.argmin(x, axis=1)) == []
+    monkeypatch.setattr(CPUExecutor,
+                        "fused_groups_end_in_arg_reductions", False)
+    groups = debug.fused_groups(xp.argmin(x * 2.0, axis=1))
+    assert all("argmin" not in ops(g) for g in groups)
+    assert_identical(xp.argmin(x * 2.0, axis=1), np.argmin(np.asarray(x) * 2.0, axis=1))

@@ -15,6 +15,7 @@ from .kernels import DYNAMIC, IMPLS, UPDATES, out_ufunc
 class CPUExecutor(Executor):
     name = "cpu"
     fuses = True
+    fused_groups_end_in_arg_reductions = True
     updates_in_place = True
 
     def runs(self, op, in_dtypes, dtype):

@@ -25,16 +25,17 @@ array does, so sums may differ by rounding.
 
 import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from itertools import accumulate
 from math import gcd, prod
 
 import numpy as np
 
-from ..graph.primitives import reduced_shape
+from ..graph.primitives import ARG_REDUCE_OPS, reduced_shape
 from . import memory
 from .errors import ignoring_errors
-from .kernels import IMPLS, REDUCERS, out_ufunc, reduce_dtype
+from .kernels import IMPLS, REDUCERS, folded_rows, out_ufunc, reduce, reduce_dtype
 
 # Bytes per block of the widest dtype of a group. Measured on this 2-core EPYC
 # (1 MiB of L2 a core, a large shared L3) with benchmarks/run.py's chains at
@@ -60,6 +61,17 @@ BLOCKS_PER_THREAD = 1
 # thread) ran the medium rows of benchmarks/clients.py up to 2x slower than
 # one thread. More pieces balance finer but cut more blocks in two.
 PIECES_PER_THREAD = 4
+# A blocked call wakes workers only when its group's previous call took at
+# least WAKE_MARGIN times as long as a worker takes to start (smoothed over
+# calls): a worker that starts after the caller has done most of the work
+# saves little, and the caller may wait for the piece it holds. A worker
+# starts in tens of microseconds on an idle machine and in milliseconds on
+# a loaded one, where medium groups then run faster on the calling thread
+# alone. The pieces stay the same either way, so sums do not change.
+WAKE_MARGIN = 2
+# Each call that skips waking workers shrinks the estimate by this factor,
+# so that a later call wakes them again and measures the latency anew.
+LATENCY_DECAY = 0.9
 # Blocks start and end at multiples of this many points where the shape
 # allows. NumPy's loops run the remainder shorter than a SIMD vector (64 bytes
 # at most) apart, and there `add` or `multiply` of two NaNs may keep the other
@@ -83,6 +95,8 @@ THREADS = _threads_from_environment()
 
 _pool = None
 _pool_lock = threading.Lock()
+# Seconds from submitting a worker to its first claim, smoothed (see WAKE_MARGIN).
+_start_latency = 0.0
 
 
 def threads():
@@ -220,11 +234,16 @@ class FusedKernel:
         self.itemsize = max(i.dtype.itemsize for i in body)
         self.broadcast = [i for i, (shape, _, _) in enumerate(group.inputs) if shape not in ((), group.shape)]
         self.tiles = None
+        self.seconds = None   # wall time of the last blocked call
+        # An arg reduction's method (argmax, argmin), which runs only in blocks that hold its axis whole.
+        self.positions = None
         if self.reduction is not None:
             axes, keepdims = self.reduction.attrs
             self.axes = axes
             self.keepdims = keepdims
-            self.reducer = REDUCERS[self.reduction.op.name]
+            if self.reduction.op.name in ARG_REDUCE_OPS:
+                self.positions = getattr(np.ndarray, self.reduction.op.name)
+            self.reducer = REDUCERS.get(self.reduction.op.name)
             self.reduce_dtype = reduce_dtype(self.reduction.op.name, self.reduction.dtype)
             self.acc_shape = reduced_shape(group.shape, axes, True)
             self.source = self.reduction.args[0]
@@ -269,11 +288,16 @@ class FusedKernel:
             elif into is not None:
                 kernels[f"f{k}"] = self.ufuncs[k]
                 lines.append(f"    v{n_in + k} = f{k}({args}, out=v{into})")
-            elif instruction is self.reduction:
-                # The reducer's own call with positional arguments, without the kernel's Python wrapper.
-                kernels.update({f"f{k}": self.reducer.reduce, "axes": self.axes, "dtype": self.reduce_dtype,
-                                "keepdims": self.keepdims})
-                lines.append(f"    v{n_in + k} = f{k}({args}, axes, dtype, None, keepdims)")
+            elif instruction is self.reduction and self.positions is None:
+                # The reducer's own call with positional arguments, without the kernel's Python
+                # wrapper, unless it folds narrow rows.
+                kernels.update({"axes": self.axes, "dtype": self.reduce_dtype, "keepdims": self.keepdims})
+                if folded_rows(self.group.shape, self.axes) == 1:
+                    kernels[f"f{k}"] = self.reducer.reduce
+                    lines.append(f"    v{n_in + k} = f{k}({args}, axes, dtype, None, keepdims)")
+                else:
+                    kernels.update({f"f{k}": reduce, "reducer": self.reducer})
+                    lines.append(f"    v{n_in + k} = f{k}(reducer, {args}, axes, dtype, None, keepdims)")
             else:
                 kernels[f"f{k}"] = self.fns[k]
                 lines.append(f"    v{n_in + k} = f{k}({args})")
@@ -407,8 +431,11 @@ class FusedKernel:
 
         def compute(piece, temps):
             return self._run(inputs, outputs, piece, result, temps)
+        wake = self.seconds is None or self.seconds >= WAKE_MARGIN * _start_latency
+        start = time.perf_counter()
         partials = _claimed(pieces, compute, lambda: [np.empty(points, d.dtype) for d in self.register_dtypes],
-                            self.threads or THREADS)
+                            (self.threads or THREADS) if wake else 1)
+        self.seconds = time.perf_counter() - start
         values = [None] * (n_in + len(group.body))
         for o, array in outputs.items():
             values[o] = array
@@ -442,7 +469,7 @@ class FusedKernel:
                 pieces = threads   # each piece sums into a partial result of its own: larger than a block here
             self.tiles = (points, most, self._pieces(tiles, points, pieces, direct), direct, rows_whole)
         points, _, pieces, direct, rows_whole = self.tiles
-        return (points, pieces, direct) if rows_whole else None
+        return (points, pieces, direct) if rows_whole and (direct or self.positions is None) else None
 
     def _tile(self, index):
         """(index, block shape, reduction target) of the block at `index`."""
@@ -503,11 +530,13 @@ class FusedKernel:
                 temp = views[block_shape] = [t[:n].reshape(block_shape) for t in temps]
             source = block(index, inputs, temp, outputs)
             if reduction is not None:
-                if result is not None:
-                    self.reducer.reduce(source, self.axes, self.reduce_dtype, result[target], True)
+                if self.positions is not None:
+                    self.positions(source, self.axes[0], result[target], keepdims=True)
+                elif result is not None:
+                    reduce(self.reducer, source, self.axes, self.reduce_dtype, result[target], True)
                 else:
                     here = partial[target]
-                    self.reducer(here, self.reducer.reduce(source, self.axes, self.reduce_dtype, None, True),
+                    self.reducer(here, reduce(self.reducer, source, self.axes, self.reduce_dtype, None, True),
                                  out=here)
         return partial
 
@@ -525,9 +554,13 @@ class _Claims:
         self.finished = 0
         self.error = None
         self.changed = threading.Condition()
+        self.latencies = []               # seconds from submitting each worker that started to its start
 
-    def take(self):
-        """Compute pieces until none is left to claim."""
+    def take(self, submitted=None):
+        """Compute pieces until none is left to claim; a worker passes the
+        time it was `submitted` at."""
+        if submitted is not None:
+            self.latencies.append(time.perf_counter() - submitted)
         temps = None
         n = len(self.pieces)
         while True:
@@ -552,17 +585,26 @@ def _claimed(pieces, compute, temporaries, threads):
     """[compute(piece, temps) for piece in pieces], computed by the calling
     thread and up to `threads` - 1 workers. The calling thread waits only for
     pieces a worker has claimed: a worker that starts after every piece was
-    claimed does nothing."""
+    claimed does nothing. Updates the workers' start latency estimate."""
+    global _start_latency
     if len(pieces) == 1:
         return [compute(pieces[0], temporaries())]
     claims = _Claims(pieces, compute, temporaries)
-    pool = _workers()
-    futures = [pool.submit(claims.take) for _ in range(min(threads, len(pieces)) - 1)]
+    workers = min(threads, len(pieces)) - 1
+    if workers == 0:
+        _start_latency *= LATENCY_DECAY
+    pool = _workers() if workers else None
+    submitted = time.perf_counter()
+    futures = [pool.submit(claims.take, submitted) for _ in range(workers)]
     claims.take()
     with claims.changed:
         claims.changed.wait_for(lambda: claims.finished == len(pieces))
     for future in futures:
         future.cancel()   # not started yet: it would find nothing to claim
+    if futures:
+        # The first worker's start, or (none started) at least the whole call.
+        first = min(claims.latencies, default=time.perf_counter() - submitted)
+        _start_latency += (first - _start_latency) / 4
     if claims.error is not None:
         raise claims.error
     return claims.results

@@ -7,6 +7,8 @@ callable over buffers. Elementwise functions whose IEEE special cases NumPy
 gets wrong (relative to the array API standard) are built in `special.py`.
 """
 
+from math import prod
+
 import numpy as np
 
 from ..graph.primitives import BLOCK_REDUCE_OPS, PRIMITIVES
@@ -87,11 +89,62 @@ def reduce_dtype(name, dtype):
     return None if name in ("max", "min") else dtype.dtype
 
 
+# Points a row of a reduction over leading axes is folded to (see `reduce`).
+# NumPy reduces the leading axis of a C-contiguous (rows, width) array with
+# an inner loop over `width` points a row, slow when rows are narrow (the
+# column sums of a tall table); folded rows run its loop over about this
+# many points (the commit adding it has the measurements).
+FOLD_WIDTH = 1024
+
+
+def _may_fold(axes, kept):
+    """Whether a reduction over `axes` that keeps trailing axes of shape
+    `kept` reduces narrow rows: `axes` lead, and some axes are kept with at
+    most FOLD_WIDTH / 4 points (below 4 rows a fold, folding stops paying)."""
+    return len(axes) > 0 and len(kept) > 0 and axes == tuple(range(len(axes))) and prod(kept) * 4 <= FOLD_WIDTH
+
+
+def folded_rows(shape, axes):
+    """Rows `reduce` folds into one when it reduces a C-contiguous array of
+    `shape` over `axes`: 1 for rows that are not narrow (`_may_fold`) or
+    too few to fold twice."""
+    kept = shape[len(axes):]
+    if not _may_fold(axes, kept) or 0 in shape:
+        return 1
+    fold = FOLD_WIDTH // prod(kept)
+    return fold if prod(shape[:len(axes)]) >= 2 * fold else 1
+
+
+def reduce(ufunc, a, axes, dtype, out, keepdims):
+    """ufunc.reduce(a, axes, dtype, out, keepdims), with the rows of a
+    reduction over leading axes folded into wide rows first (`folded_rows`):
+    the same result up to the order the points are combined in."""
+    fold = folded_rows(a.shape, axes) if a.__class__ is np.ndarray and a.flags.c_contiguous else 1
+    if fold == 1:
+        return ufunc.reduce(a, axes, dtype, out, keepdims)
+    n = len(axes)
+    kept = a.shape[n:]
+    width = prod(kept)
+    rows = a.size // width
+    flat = a.reshape(rows, width)
+    whole = rows - rows % fold
+    partial = ufunc.reduce(flat[:whole].reshape(whole // fold, fold * width), 0, dtype).reshape(fold, width)
+    if whole < rows:   # the rows left over, fewer than a fold, join the first partial row
+        ufunc(partial[0], ufunc.reduce(flat[whole:], 0, dtype), out=partial[0])
+    result = ufunc.reduce(partial, 0, dtype).reshape((1,) * n + kept if keepdims else kept)
+    if out is None:
+        return result
+    out[...] = result
+    return out
+
+
 def _reduction(op, attrs, shape, dtype):
     axes, keepdims = attrs
     ufunc = REDUCERS[op.name]
     accumulator = reduce_dtype(op.name, dtype)
-    return lambda a: ufunc.reduce(a, axis=axes, keepdims=keepdims, dtype=accumulator)
+    if _may_fold(axes, shape[len(axes):] if keepdims else shape):
+        return lambda a: reduce(ufunc, a, axes, accumulator, None, keepdims)
+    return lambda a: ufunc.reduce(a, axes, accumulator, None, keepdims)
 
 
 def _arg_reduction(fn):

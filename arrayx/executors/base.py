@@ -67,6 +67,10 @@ class Executor(ABC):
     # reductions reduce (a kernel that owns whole rows cannot also reduce
     # across them); the fuse pass then keeps such a reduction out of the group.
     fused_rows_end_in_row_reductions = False
+    # Whether a fused group may end in an arg reduction (argmax, argmin over
+    # one axis), so that the values it compares are never written out: the
+    # executor computes it where the group's blocks hold that axis whole.
+    fused_groups_end_in_arg_reductions = False
     # Whether `update` and `write_element` write into a buffer nobody else can
     # see; elsewhere `x[key] = v` stays a node that a plan runs on a copy.
     updates_in_place = False

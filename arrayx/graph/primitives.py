@@ -487,3 +487,7 @@ KEPT_KINDS = frozenset({CONTRACTION, LINALG, MULTI, FFT, SORT})
 # results of blocks combine with its primitive.
 BLOCK_REDUCE_OPS = frozenset(name for name, prim in PRIMITIVES.items() if prim.monoid is not None)
 assert all(PRIMITIVES[PRIMITIVES[name].monoid.op].kind == ELEMENTWISE for name in BLOCK_REDUCE_OPS)
+# Reductions to positions (argmax, argmin): no monoid combines the partial
+# results of blocks, so a fused group ends in one only where each of its
+# blocks holds the reduced axis whole (see Executor.fused_groups_end_in_arg_reductions).
+ARG_REDUCE_OPS = frozenset(name for name, prim in PRIMITIVES.items() if prim.kind == REDUCE and prim.monoid is None)

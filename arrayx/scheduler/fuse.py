@@ -16,8 +16,14 @@ shape and all its users are in the group. Then each block of the group holds
 whole rows, and the group computes the reduction and its broadcast back in one
 pass: row softmax is one group (max, subtract, exp, sum, divide).
 
+An arg reduction (argmax, argmin) over one axis ends a group where the
+executor says it can (`fused_groups_end_in_arg_reductions`): the values it
+compares are then never written out (k-means' nearest center is the argmin
+of a distance expression).
+
 Operands of another shape (a 0-d scalar, a row to broadcast) are inputs of the
-group, not members; a small group of one node stays an ordinary step.
+group, not members; a small group of one node, or an arg reduction alone,
+stays an ordinary step.
 
 A node is a member only where the executor of its device fuses and `runs` it
 (asked per node): a node it cannot run splits the group, runs on the
@@ -30,7 +36,7 @@ from math import prod
 from .. import executors
 from ..graph.fused import FusedGroup, Instruction
 from ..graph.node import users_of
-from ..graph.primitives import BLOCK_REDUCE_OPS, ELEMENTWISE_OPS, REDUCE
+from ..graph.primitives import ARG_REDUCE_OPS, BLOCK_REDUCE_OPS, ELEMENTWISE_OPS, REDUCE
 
 # A lone elementwise node or reduction over fewer points than this runs as an
 # ordinary step: there is nothing to fuse, and blocks or threads cannot pay.
@@ -67,12 +73,17 @@ def fuse(order, requested, layout_of):
     group_of = {}
     for node in reversed(order):
         name = node.op.name
-        if node.buffer is not None or not (name in ELEMENTWISE_OPS or name in BLOCK_REDUCE_OPS):
+        if node.buffer is not None or not (name in ELEMENTWISE_OPS or name in BLOCK_REDUCE_OPS
+                                           or name in ARG_REDUCE_OPS):
             continue
         ex = executors.executor_for(node.device)
         if not (ex.fuses and ex.runs(node.op, tuple(i.dtype for i in node.inputs), node.dtype)):
             continue
-        if name in ELEMENTWISE_OPS:
+        if name in ARG_REDUCE_OPS:
+            if not ex.fused_groups_end_in_arg_reductions or len(node.attrs[0]) != 1:
+                continue
+            group = Group(node.inputs[0].shape, node.device)
+        elif name in ELEMENTWISE_OPS:
             group = _group_of_users(node, users.get(node), group_of)
             if group is not None and group.shape != node.shape:
                 group = None
@@ -92,7 +103,8 @@ def fuse(order, requested, layout_of):
             continue
         seen.add(id(group))
         group.members.reverse()   # plan order: producers first, the root last
-        if len(group.members) == 1 and prod(group.shape) < SINGLE_NODE_MIN_SIZE:
+        if len(group.members) == 1 and (prod(group.shape) < SINGLE_NODE_MIN_SIZE
+                                        or group.members[0].op.name in ARG_REDUCE_OPS):
             for member in group.members:
                 del group_of[member]
             continue
