@@ -1,6 +1,6 @@
 """The rewrite pass: sum(x * y) over every axis runs as one BLAS dot product;
-explicit broadcasts into elementwise operations and reshapes that drop a
-reduction's kept axes disappear.
+explicit broadcasts into elementwise operations, reshapes that drop a
+reduction's kept axes and reshapes to their input's own shape disappear.
 
 Observed through the plan (no fused multiply-sum group is left: a matmul step
 runs instead; the steps a force runs) and checked against NumPy, with a
@@ -13,6 +13,7 @@ import pytest
 
 import arrayx as xp
 from arrayx import debug
+from arrayx.autodiff import grad
 from arrayx.scheduler import schedule
 
 
@@ -139,3 +140,19 @@ def test_a_reshape_dropping_a_reductions_kept_axes_is_the_reduction_without_them
     moved = xp.reshape(xp.sum(xp.asarray(np.ones((4, 5, 6))) * 2.0, axis=1, keepdims=True), (24,))
     assert steps_to_compute(moved) == 2                                          # not only dropping axes
     np.testing.assert_array_equal(np.asarray(moved), np.full(24, 10.0))
+
+
+def test_a_jitted_gradient_has_no_identity_steps():
+    """A reshape to its input's own shape is its input. grad's identity over each
+    differentiated argument is one: over a placeholder in a computation it was a step."""
+    def loss(w, x):
+        return xp.sum(xp.tanh(x @ w) ** 2)
+
+    rng = np.random.default_rng(4)
+    w, x = xp.asarray(rng.standard_normal((3, 2))), xp.asarray(rng.standard_normal((4, 3)))
+    fast = xp.jit(grad(loss))
+    np.testing.assert_allclose(np.asarray(fast(w, x)), np.asarray(grad(loss)(w, x)), rtol=1e-14)
+    with debug.profile() as p:
+        fast(w, x)
+    ran = [s.what for s in p.steps]
+    assert "reshape" not in ran and ran.count("matmul") == 2   # the forward product and x.T @ the cotangent

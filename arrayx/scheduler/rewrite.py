@@ -13,6 +13,9 @@
   in a fused group) goes. Autodiff makes these: a sum's VJP broadcasts.
 - `reshape(reduce(x, axes, keepdims=True))` that only drops the reduced axes
   is `reduce(x, axes, keepdims=False)`: one step (a bias gradient's sum).
+- A reshape to its input's own shape is its input: autodiff's identity over
+  each differentiated argument (`autodiff.identity`), a step of its own in a
+  compiled computation, where the argument is a placeholder.
 
 All are exact: the same values reach the same NumPy or BLAS calls.
 
@@ -36,6 +39,7 @@ def rewrite(order, requested, layout_of):
     nothing matched. `layout_of(node)` is a realized node's layout."""
     users = users_of(order)
     wanted = set(requested)
+    known = set(order)   # the order's nodes and the copies made so far
     replaced = {}
     out = []
     for node in order:
@@ -46,7 +50,9 @@ def rewrite(order, requested, layout_of):
                 if nodes is not None:
                     break
             if nodes is not None:
-                out.extend(nodes)
+                # The last node is the result, which may be a node met before (a reshape's input).
+                out.extend(n for n in nodes if n not in known)
+                known.update(nodes)
                 replaced[node] = nodes[-1]
                 continue
             if any(i in replaced for i in node.inputs):
@@ -54,6 +60,7 @@ def rewrite(order, requested, layout_of):
                 copy = Node(node.op, tuple(replaced.get(i, i) for i in node.inputs), node.attrs,
                             node.shape, node.dtype, node.device)
                 replaced[node] = copy
+                known.add(copy)
                 node = copy
         out.append(node)
     if not replaced:
@@ -133,4 +140,12 @@ def _reduce_dropping_axes(node, users, wanted, layout_of, replaced):
     return [apply(reduction.op, (source,), (axes, False))]
 
 
-RULES = (_as_dot, _without_broadcasts, _reduce_dropping_axes)
+def _identity_reshape(node, users, wanted, layout_of, replaced):
+    """`reshape(x)` to x's own shape, as x (its copy in `replaced`, where x was rewritten)."""
+    if node.op is not _RESHAPE or node in wanted or node.shape != node.inputs[0].shape:
+        return None
+    source = node.inputs[0]
+    return [replaced.get(source, source)]
+
+
+RULES = (_as_dot, _without_broadcasts, _reduce_dropping_axes, _identity_reshape)
