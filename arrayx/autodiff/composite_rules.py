@@ -17,8 +17,6 @@ def _logsumexp(g, node, wanted):
     on m, so the max's own path adds exactly zero; by the primitives' rules
     it would cost eight nodes more (the tie count, two sums) and leave
     rounding error at the row maxima."""
-    if node.op.name != "add":
-        return None
     a, b = node.inputs
     m, log = (a, b) if b.op.name == "log" else (b, a)
     if m.op.name != "max" or log.op.name != "log" or not m.attrs[1]:
@@ -39,7 +37,8 @@ def _logsumexp(g, node, wanted):
     return [(z, g * out(exp) / out(total))]
 
 
-RULES = (_logsumexp,)
+# The primitive a composite ends in -> its rules (asked in turn).
+RULES = {"add": (_logsumexp,)}
 
 
 def composite_cotangents(g, node, wanted):
@@ -47,7 +46,7 @@ def composite_cotangents(g, node, wanted):
     cotangent is `g`; None where `node` ends no composite known here.
     A composite with a differentiated node (in `wanted`) inside is no match:
     that node's own cotangent is asked for."""
-    for rule in RULES:
+    for rule in RULES.get(node.op.name, ()):
         found = rule(g, node, wanted)
         if found is not None:
             return found
