@@ -16,11 +16,6 @@
 - A reshape to its input's own shape is its input: autodiff's identity over
   each differentiated argument (`autodiff.identity`), a step of its own in a
   compiled computation, where the argument is a placeholder.
-- `add(negative(a), b)` (either order), the negative read by nothing else
-  and of the add's dtype, is `subtract(b, a)`: one operation fewer. Autodiff makes these: the
-  subtract's VJP negates a cotangent that is then added to another. IEEE
-  754 defines b - a as b + (-a), signed zeros included (a NaN's sign, which
-  negating flips, it leaves unspecified); integers wrap alike.
 
 All are exact: the same values reach the same NumPy or BLAS calls.
 
@@ -37,7 +32,6 @@ from ..graph.node import Node, users_of
 from ..graph.primitives import BLOCK_REDUCE_OPS, ELEMENTWISE_OPS, PRIMITIVES, broadcast_shapes, reduced_shape
 
 _MATMUL, _RESHAPE, _BROADCAST = PRIMITIVES["matmul"], PRIMITIVES["reshape"], PRIMITIVES["broadcast"]
-_ADD, _NEGATIVE, _SUBTRACT = PRIMITIVES["add"], PRIMITIVES["negative"], PRIMITIVES["subtract"]
 
 
 def rewrite(order, requested, layout_of):
@@ -154,20 +148,4 @@ def _identity_reshape(node, users, wanted, layout_of, replaced):
     return [replaced.get(source, source)]
 
 
-def _added_negative(node, users, wanted, layout_of, replaced):
-    """`add(negative(a), b)` or `add(b, negative(a))`, the negative read only
-    there, as `subtract(b, a)`."""
-    if node.op is not _ADD:
-        return None
-    inputs = [replaced.get(i, i) for i in node.inputs]
-    for k in (1, 0):
-        negated = node.inputs[k]
-        # Of the result's dtype: a negative of a narrower integer wraps before the add promotes it.
-        if (negated.buffer is None and negated.op is _NEGATIVE and negated.dtype == node.dtype
-                and negated not in wanted and len(users[negated]) == 1):
-            a = replaced.get(negated.inputs[0], negated.inputs[0])
-            return [apply(_SUBTRACT, (inputs[1 - k], a))]
-    return None
-
-
-RULES = (_as_dot, _without_broadcasts, _reduce_dropping_axes, _identity_reshape, _added_negative)
+RULES = (_as_dot, _without_broadcasts, _reduce_dropping_axes, _identity_reshape)
