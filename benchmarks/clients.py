@@ -53,6 +53,7 @@ from sklearn.linear_model import Ridge  # noqa: E402
 from sklearn.metrics import r2_score  # noqa: E402
 from sklearn.metrics.pairwise import rbf_kernel  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402  (scikit-learn's dependency)
 
 # Benchmark the checkout this script lives in, not an installed copy.
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -272,6 +273,38 @@ def mlp_jit(xp, *inputs):
     return train(xp, sgd_jit, *inputs)
 
 
+def gemm_share(batch, rounds):
+    """The share of the hand-written NumPy SGD step (sgd_by_hand) spent in its
+    five GEMMs: an arrayx step running the same GEMMs (the same BLAS calls,
+    on the same layouts) can be at most 1 / share times faster than NumPy's,
+    however little its other work costs. Measured as CPU time of this
+    process with BLAS on one thread, the two interleaved (median of rounds):
+    other processes on a shared machine do not count in it, as they do in
+    wall time. BLAS on more free cores takes a smaller share (the GEMMs
+    spread, the rest does not), so there the bound is looser."""
+    w1, w2, xs, ys = mlp_data(np.random.default_rng(0), batch)
+    x, y = xs[0], ys[0]
+    pre = x @ w1
+    h = np.maximum(pre, 0.0)
+    dz, dh = h @ w2, pre.copy()   # the backward pass's operands, of their shapes and layouts
+
+    def gemms():
+        return x @ w1, h @ w2, dz @ w2.T, x.T @ dh, h.T @ dz
+    step = partial(sgd_by_hand, np, w1, w2, x, y)
+    with threadpool_limits(limits=1, user_api="blas"):
+        count = max(1, round(0.01 / max(timed(step)[1], 1e-9)))
+        shares = []
+        for _ in range(rounds):
+            seconds = []
+            for call in (step, gemms):
+                t0 = time.process_time()
+                for _ in range(count):
+                    call()
+                seconds.append(time.process_time() - t0)
+            shares.append(seconds[1] / seconds[0])
+    return statistics.median(shares)
+
+
 def mlp_data(rng, batch):
     """Initial weights and MLP_STEPS batches of inputs and one-hot labels."""
     w1 = rng.standard_normal((784, 128)) * 0.05
@@ -429,6 +462,10 @@ def targets(rounds):
         counts = [max(1, round(0.05 / max(timed(c)[1], 1e-9))) for c in calls]
         numpy, ours = (statistics.median(t) for t in interleaved(calls, counts, rounds))
         print(f"  {name:<48}numpy {fmt_time(numpy):>9}  arrayx {fmt_time(ours):>9}  arrayx/numpy {ours / numpy:.1f}x")
+    for batch in MLP["sizes"].values():
+        share = gemm_share(batch[0], 3 * rounds)
+        print(f"  {f'MLP step at batch {batch[0]}: GEMMs / NumPy step':<48}{share:>9.2f}  "
+              f"(1 BLAS thread, CPU time: numpy/arrayx <= {1 / share:.2f})")
     growth = plan_memory(10_000)
     shown = "-" if growth is None else f"{growth:.0f} MB"
     print(f"  {'10^4 lengths of sum(sin(x) * 2.0 + x): growth':<48}{shown:>15}")

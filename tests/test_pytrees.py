@@ -161,6 +161,25 @@ def test_jit_takes_and_returns_trees_and_traces_once_per_structure():
     assert len(calls) == 2
 
 
+def test_jit_tells_a_bare_array_from_a_tree_of_one():
+    """A bare array argument (its signature entry taken without a tree walk) and the
+    same array in a one-element tuple or list are three structures: three traces,
+    each returning what its own structure gives."""
+    calls = []
+
+    @xp.jit
+    def first(a):
+        calls.append(1)
+        return (a if isinstance(a, xp.asarray(0.0).__class__) else a[0]) * 2.0
+
+    x = xp.asarray([1.0, 2.0])
+    for arg in (x, (x,), [x], x, (x,)):
+        np.testing.assert_array_equal(np.asarray(first(arg)), [2.0, 4.0])
+    assert len(calls) == 3
+    np.testing.assert_array_equal(np.asarray(first(xp.asarray([3.0]))), [6.0])   # a new shape: traced again
+    assert len(calls) == 4
+
+
 def test_jit_static_argnums_beside_tree_arguments():
     @xp.jit
     def scaled(p, n):

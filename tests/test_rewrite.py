@@ -1,6 +1,6 @@
 """The rewrite pass: sum(x * y) over every axis runs as one BLAS dot product;
-explicit broadcasts into elementwise operations and reshapes that drop a
-reduction's kept axes disappear.
+explicit broadcasts into elementwise operations, reshapes that drop a
+reduction's kept axes and reshapes to their input's own shape disappear.
 
 Observed through the plan (no fused multiply-sum group is left: a matmul step
 runs instead; the steps a force runs) and checked against NumPy, with a
@@ -13,6 +13,7 @@ import pytest
 
 import arrayx as xp
 from arrayx import debug
+from arrayx.autodiff import grad
 from arrayx.scheduler import schedule
 
 # The rewrites are chosen for the CPU (a dot pays on BLAS; the dask device
@@ -145,3 +146,50 @@ def test_a_reshape_dropping_a_reductions_kept_axes_is_the_reduction_without_them
     moved = xp.reshape(xp.sum(xp.asarray(np.ones((4, 5, 6))) * 2.0, axis=1, keepdims=True), (24,))
     assert steps_to_compute(moved) == 2                                          # not only dropping axes
     np.testing.assert_array_equal(np.asarray(moved), np.full(24, 10.0))
+
+
+def test_a_jitted_gradient_has_no_identity_steps():
+    """A reshape to its input's own shape is its input. grad's identity over each
+    differentiated argument is one: over a placeholder in a computation it was a step."""
+    def loss(w, x):
+        return xp.sum(xp.tanh(x @ w) ** 2)
+
+    rng = np.random.default_rng(4)
+    w, x = xp.asarray(rng.standard_normal((3, 2))), xp.asarray(rng.standard_normal((4, 3)))
+    fast = xp.jit(grad(loss))
+    np.testing.assert_allclose(np.asarray(fast(w, x)), np.asarray(grad(loss)(w, x)), rtol=1e-14)
+    with debug.profile() as p:
+        fast(w, x)
+    ran = [s.what for s in p.steps]
+    assert "reshape" not in ran and ran.count("matmul") == 2   # the forward product and x.T @ the cotangent
+
+
+def test_an_added_negative_is_a_subtraction():
+    """add(negative(a), b) in either order runs as subtract(b, a), one operation fewer,
+    with NumPy's values: b - a is b + (-a) in IEEE 754, signed zeros and infinities
+    included, and integers wrap alike."""
+    zeros = np.array([0.0, -0.0, 0.0, -0.0, np.inf, -np.inf, np.nan, 1.5])
+    others = np.array([0.0, 0.0, -0.0, -0.0, np.inf, 2.0, 1.0, -2.5])
+    a, b = xp.asarray(zeros), xp.asarray(others)
+    with np.errstate(invalid="ignore"):   # inf - inf: NaN in both
+        pairs = [(-(a * 1.0) + b, -(zeros * 1.0) + others), (b + -(a * 1.0), others + -(zeros * 1.0))]
+    for got, expected in pairs:
+        assert [[i.op.name for i in g.body] for g in debug.fused_groups(got)] == [["multiply", "subtract"]]
+        np.testing.assert_array_equal(np.asarray(got), expected)
+        numbers = ~np.isnan(expected)    # a NaN's sign is unspecified in IEEE 754 (negating flips it)
+        assert np.array_equal(np.signbit(np.asarray(got))[numbers], np.signbit(expected)[numbers])
+    for dtype in (np.int8, np.uint8):
+        i, j = np.array([-128, 5, 127, 0]).astype(dtype), np.array([1, -7, 3, 0]).astype(dtype)
+        got = -(xp.asarray(i) * 1) + xp.asarray(j)
+        np.testing.assert_array_equal(np.asarray(got), -(i * 1) + j)
+
+
+def test_a_negative_read_elsewhere_or_promoted_stays():
+    n = np.array([-128, 5, 127], dtype=np.int8)
+    x = np.array([0.5, 1.5, 2.5])
+    promoted = -(xp.asarray(n) * 1) + xp.asarray(x)      # int8 wraps -(-128) before float64 sees it
+    np.testing.assert_array_equal(np.asarray(promoted), -(n * 1) + x)
+    negated = -(xp.asarray(x) * 2.0)
+    both = negated + xp.asarray(x) + negated             # read twice: computed once, then added
+    assert "negative" in [i.op.name for i in debug.fused_groups(both)[0].body]
+    np.testing.assert_array_equal(np.asarray(both), -(x * 2.0) + x + -(x * 2.0))

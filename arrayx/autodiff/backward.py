@@ -13,6 +13,7 @@ from ..namespace import creation
 from ..namespace.build import broadcast_node, scalar_node, wrap
 # The rule modules fill the registry as they import.
 from . import indexing_rules, linalg_rules, registry, rules  # noqa: F401
+from .composite_rules import composite_cotangents
 
 
 def history_order(outputs):
@@ -89,6 +90,11 @@ def backward(outputs, targets, cotangents):
             index = node.attrs[0]
             slots[index] = g if slots[index] is None else slots[index] + g
             continue
+        composite = composite_cotangents(g, node, wanted)
+        if composite is not None:
+            for child, ct in composite:
+                _accumulate(pending, child, ct)
+            continue
         rule = registry.VJP.get(node.op.name)
         if rule is None:
             if node.op.name in registry.NON_DIFFERENTIABLE:
@@ -104,12 +110,17 @@ def backward(outputs, targets, cotangents):
             if not differentiable(child.dtype):
                 raise TypeError(f"gradients: the path to a differentiated array passes through a "
                                 f"{child.dtype} intermediate; complex intermediates are not differentiable")
-            ct = rules.sum_to_shape(ct, child.shape)
-            previous = pending.get(child)
-            pending[child] = ct if previous is None else previous + ct
+            _accumulate(pending, child, ct)
     if len(found) < len(wanted):
         _warn_if_history_was_freed(order, wanted)
     return [found.get(t) for t in targets]
+
+
+def _accumulate(pending, child, ct):
+    """Add `ct`, summed back to `child`'s shape, to the cotangent `child` has so far."""
+    ct = rules.sum_to_shape(ct, child.shape)
+    previous = pending.get(child)
+    pending[child] = ct if previous is None else previous + ct
 
 
 def _warn_if_history_was_freed(order, wanted):

@@ -13,6 +13,14 @@
   in a fused group) goes. Autodiff makes these: a sum's VJP broadcasts.
 - `reshape(reduce(x, axes, keepdims=True))` that only drops the reduced axes
   is `reduce(x, axes, keepdims=False)`: one step (a bias gradient's sum).
+- A reshape to its input's own shape is its input: autodiff's identity over
+  each differentiated argument (`autodiff.identity`), a step of its own in a
+  compiled computation, where the argument is a placeholder.
+- `add(negative(a), b)` (either order), the negative read by nothing else
+  and of the add's dtype, is `subtract(b, a)`: one operation fewer. Autodiff makes these: the
+  subtract's VJP negates a cotangent that is then added to another. IEEE
+  754 defines b - a as b + (-a), signed zeros included (a NaN's sign, which
+  negating flips, it leaves unspecified); integers wrap alike.
 
 All are exact: the same values reach the same NumPy or BLAS calls.
 
@@ -29,6 +37,7 @@ from ..graph.node import Node, users_of
 from ..graph.primitives import BLOCK_REDUCE_OPS, ELEMENTWISE_OPS, PRIMITIVES, broadcast_shapes, reduced_shape
 
 _MATMUL, _RESHAPE, _BROADCAST = PRIMITIVES["matmul"], PRIMITIVES["reshape"], PRIMITIVES["broadcast"]
+_ADD, _NEGATIVE, _SUBTRACT = PRIMITIVES["add"], PRIMITIVES["negative"], PRIMITIVES["subtract"]
 
 
 def rewrite(order, requested, layout_of):
@@ -36,6 +45,7 @@ def rewrite(order, requested, layout_of):
     nothing matched. `layout_of(node)` is a realized node's layout."""
     users = users_of(order)
     wanted = set(requested)
+    known = set(order)   # the order's nodes and the copies made so far
     replaced = {}
     out = []
     for node in order:
@@ -46,7 +56,9 @@ def rewrite(order, requested, layout_of):
                 if nodes is not None:
                     break
             if nodes is not None:
-                out.extend(nodes)
+                # The last node is the result, which may be a node met before (a reshape's input).
+                out.extend(n for n in nodes if n not in known)
+                known.update(nodes)
                 replaced[node] = nodes[-1]
                 continue
             if any(i in replaced for i in node.inputs):
@@ -54,6 +66,7 @@ def rewrite(order, requested, layout_of):
                 copy = Node(node.op, tuple(replaced.get(i, i) for i in node.inputs), node.attrs,
                             node.shape, node.dtype, node.device)
                 replaced[node] = copy
+                known.add(copy)
                 node = copy
         out.append(node)
     if not replaced:
@@ -133,4 +146,28 @@ def _reduce_dropping_axes(node, users, wanted, layout_of, replaced):
     return [apply(reduction.op, (source,), (axes, False))]
 
 
-RULES = (_as_dot, _without_broadcasts, _reduce_dropping_axes)
+def _identity_reshape(node, users, wanted, layout_of, replaced):
+    """`reshape(x)` to x's own shape, as x (its copy in `replaced`, where x was rewritten)."""
+    if node.op is not _RESHAPE or node in wanted or node.shape != node.inputs[0].shape:
+        return None
+    source = node.inputs[0]
+    return [replaced.get(source, source)]
+
+
+def _added_negative(node, users, wanted, layout_of, replaced):
+    """`add(negative(a), b)` or `add(b, negative(a))`, the negative read only
+    there, as `subtract(b, a)`."""
+    if node.op is not _ADD:
+        return None
+    inputs = [replaced.get(i, i) for i in node.inputs]
+    for k in (1, 0):
+        negated = node.inputs[k]
+        # Of the result's dtype: a negative of a narrower integer wraps before the add promotes it.
+        if (negated.buffer is None and negated.op is _NEGATIVE and negated.dtype == node.dtype
+                and negated not in wanted and len(users[negated]) == 1):
+            a = replaced.get(negated.inputs[0], negated.inputs[0])
+            return [apply(_SUBTRACT, (inputs[1 - k], a))]
+    return None
+
+
+RULES = (_as_dot, _without_broadcasts, _reduce_dropping_axes, _identity_reshape, _added_negative)

@@ -66,6 +66,11 @@ def jit(fn, *, static_argnums=()):
             if i in static:
                 signature.append(("static", a))
                 continue
+            if type(a) is Array:   # a bare array, the common argument: its entry without a tree walk
+                node = a._node
+                signature.append((node.shape, node.dtype, node.device))
+                arrays.append(a)
+                continue
             leaves, treedef = pytree.flatten(a)
             shapes = []
             for leaf, path in zip(leaves, treedef.paths):
