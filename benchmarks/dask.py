@@ -10,6 +10,7 @@ alternately (median of the repeats); the ratio is arrayx's time over
 dask's, and the task counts are those of the two graphs. --out-of-core sums
 16 GB of float64 made by `da.random` (never held whole) and reports the
 peak resident memory of this process and its children against a 4 GB goal.
+--large also gives each worker's peak resident memory over the 1e9 runs.
 Needs `pip install ".[dask]"` (psutil, which distributed brings, for the
 memory figure; without it, getrusage's peak).
 """
@@ -93,6 +94,12 @@ def peak_memory(run):
     return result, peak[0]
 
 
+def peak_rss_of_this_process():
+    """Peak resident bytes of the calling process so far (run on each worker by `Client.run`)."""
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024   # Linux counts KiB
+
+
 def out_of_core():
     n = 2 * 10**9   # 16 GB of float64
     source = da.random.default_rng(0).random(n, chunks="auto")
@@ -120,9 +127,12 @@ def main():
     if args.large:
         from distributed import Client, LocalCluster
         with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None) as cluster, \
-                Client(cluster):
+                Client(cluster) as client:
             print("LocalCluster, 2 worker processes of 1 thread:")
             compare(10**9, max(1, args.repeats // 2))
+            peaks = client.run(peak_rss_of_this_process).values()
+            print("peak RSS per worker over both libraries' runs: "
+                  + ", ".join(f"{peak / 2**30:.2f} GiB" for peak in peaks), flush=True)
     if args.out_of_core:
         with dask.config.set(scheduler="threads"):
             out_of_core()

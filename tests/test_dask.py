@@ -361,6 +361,27 @@ def test_eval_persists_so_later_work_reuses_the_computed_chunks(scheduler, data)
     assert len(calls) == n_chunks
 
 
+def test_element_reads_and_writes_of_an_evaluated_array_give_the_cpus_values(scheduler, data):
+    # x[i, j] of evaluated arrays and element writes: the CPU reads and
+    # writes its buffer at once, the dask device records slices and updates.
+    expected = np.exp(data[0]) * 2.0
+    x = xp.eval(xp.exp(xp.asarray(data[0], device="dask")) * 2.0)
+    on_cpu = x.to_device("cpu")
+    keys = [(3, 4), (-1, -2), (39, 0), (17, 29)]
+    for key in keys:
+        assert x[key].device == xp.Device("dask")
+        assert float(x[key]) == float(on_cpu[key]) == expected[key]   # the same bits: no arithmetic
+    read, row = x[3, 4], x[3]
+    for k, key in enumerate(keys):
+        x[key] = -float(k)
+        on_cpu[key] = -float(k)
+        expected[key] = -float(k)
+    assert float(read) == float(row[4]) == np.exp(data[0][3, 4]) * 2.0   # reads taken before the writes keep their values
+    assert x.device == xp.Device("dask")
+    np.testing.assert_array_equal(np.asarray(x), expected)
+    np.testing.assert_array_equal(np.asarray(on_cpu), expected)
+
+
 def test_eval_with_distributed_imported_and_no_client_persists_locally():
     # In a process of its own: this module's LocalCluster fixture leaves a Client about.
     pytest.importorskip("distributed")
