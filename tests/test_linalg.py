@@ -182,6 +182,22 @@ def test_tensordot_int_axes_contract_last_and_first():
     close(xp.tensordot(xp.asarray(a), xp.asarray(b), axes=(1, 0)), np.tensordot(a, b, axes=(1, 0)), 1e-12)
 
 
+def test_tensordot_without_contracted_axes_is_the_exact_outer_product():
+    """axes=0 (or two empty sequences) multiplies each pair of elements once:
+    NumPy's values exactly, 0-d operands included, run as one multiply."""
+    rng = np.random.default_rng(7)
+    for s1, s2 in [((), ()), ((3,), ()), ((2, 3), (4, 1, 5)), ((0, 2), (3,))]:
+        for dtype in (np.uint8, np.float32, np.complex128):
+            a, b = (rng.standard_normal(s1) * 9).astype(dtype), (rng.standard_normal(s2) * 9).astype(dtype)
+            for axes in (0, ((), ())):
+                out = xp.tensordot(xp.asarray(a), xp.asarray(b), axes=axes)
+                np.testing.assert_array_equal(np.asarray(out), np.tensordot(a, b, axes=0))
+    x = xp.asarray(np.arange(6.0).reshape(2, 3))
+    with debug.profile() as p:
+        xp.eval(xp.tensordot(x, x, axes=0))
+    assert [s.what for s in p.steps] == ["multiply"]
+
+
 def test_tensordot_does_not_conjugate():
     a = np.array([1j, 2.0, 3 - 1j])
     assert complex(xp.tensordot(xp.asarray(a), xp.asarray(a), axes=1)) == complex(np.sum(a * a))

@@ -439,7 +439,7 @@ def one_element(node, key, value):
     its device (the value is then its buffer). Else None, and `setitem` does
     the checking. The loop bodies `x[i, i] = 0.0` and `x[i, i] = v` of
     array-agnostic code take this path, a thousand times per loop: the
-    common cases are tested first, with no call."""
+    common cases are tested first."""
     if node.buffer is None:
         return None
     kind = type(value)
@@ -453,27 +453,27 @@ def one_element(node, key, value):
         value = v.buffer
     elif not _stored_exactly(value, node.dtype):
         return None
-    shape = node.shape
-    if type(key) is tuple and len(key) == len(shape):
-        axis = 0   # no zip: building one costs more than this loop (CPython 3.11)
-        for i in key:
-            if type(i) is not int or not 0 <= i < shape[axis]:
-                break
-            axis += 1
-        else:
-            return key, value   # non-negative ints in range: the index as it is
-    index = _element_index(shape, key)
+    index = _element_index(node.shape, key)
     return None if index is None else (index, value)
 
 
 def _element_index(shape, key):
-    """One non-negative int per axis, when `key` selects one element in range; else None."""
+    """One non-negative int per axis, when `key` selects one element in range;
+    else None. Element loops call this a thousand times: non-negative ints
+    in range (the common key) are returned as they are."""
     if type(key) is int:
         key = (key,)
     elif type(key) is not tuple:
         return None
     if len(key) != len(shape):
         return None
+    axis = 0   # no zip: building one costs more than this loop (CPython 3.11)
+    for i in key:
+        if type(i) is not int or not 0 <= i < shape[axis]:
+            break
+        axis += 1
+    else:
+        return key
     index = []
     for i, n in zip(key, shape):
         if type(i) is not int or not -n <= i < n:

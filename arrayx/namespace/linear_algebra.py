@@ -176,6 +176,10 @@ def tensordot(x1: Array, x2: Array, /, *,
         if s1[a] != s2[b]:
             raise ValueError(f"tensordot: contracted axis {a} of x1 (size {s1[a]}) and axis {b} of x2 "
                              f"(size {s2[b]}) differ; contracted axes are not broadcast")
+    if not first:
+        # Nothing contracted: the outer product, as a broadcast multiply (one
+        # fusable elementwise node, not a matrix product with inner size 1).
+        return wrap(make(P["multiply"], (reshape_node(n1, s1 + (1,) * len(s2)), n2)))
     free1 = [a for a in range(len(s1)) if a not in first]
     free2 = [b for b in range(len(s2)) if b not in second]
     k = math.prod(s1[a] for a in first)
