@@ -238,8 +238,8 @@ def test_jit_runs_on_the_device_of_its_arguments(gpu):
     f = xp.jit(lambda a, b: xp.exp(a) * b + 1.0)
     host = np.linspace(0, 1, 5)
     on_gpu = f(xp.asarray(host, device=gpu), xp.asarray(host, device=gpu))
-    on_cpu = f(xp.asarray(host), xp.asarray(host))
-    assert (on_gpu.device, on_cpu.device) == (gpu, xp.asarray(host).device)
+    on_cpu = f(xp.asarray(host, device="cpu"), xp.asarray(host, device="cpu"))
+    assert (on_gpu.device, on_cpu.device) == (gpu, xp.Device("cpu"))
     np.testing.assert_allclose(np.asarray(on_gpu), np.asarray(on_cpu), **GPU_TOL)
     with pytest.raises(ValueError, match="move them to one device"):
-        f(xp.asarray(host, device=gpu), xp.asarray(host))
+        f(xp.asarray(host, device=gpu), xp.asarray(host, device="cpu"))
