@@ -121,6 +121,7 @@ def test_one_element_of_an_evaluated_array_is_read_at_once_with_numpys_value_and
     assert debug.counters["realizations"] == 0   # read now: no plan, no force point
 
 
+@pytest.mark.usefixtures("cpu_as_default_device")   # the executor that updates x's buffer in place
 def test_an_element_read_keeps_its_value_when_the_array_is_written_in_place():
     a = np.arange(12.0).reshape(3, 4)
     x = xp.asarray(a * 1.0)
