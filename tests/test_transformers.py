@@ -208,7 +208,7 @@ def test_the_gpu_transformer_is_a_choice_when_a_cuda_device_exists(gpu):
 def test_gpu_computations_run_on_the_device_with_state_there(gpu, tmp_path):
     x = ngt.placeholder((4, 3))
     w = ngt.variable(np.linspace(-1, 1, 6).reshape(3, 2), name="w")
-    bias = xp.asarray([0.5, -0.5])                       # a CPU constant of the graph
+    bias = xp.asarray([0.5, -0.5])   # a constant on the default device: one transformer copies it
     y = xp.tanh(x @ w + bias)
     cost = xp.sum(y * y)
     grad_w, = gradients(cost, [w])
