@@ -333,16 +333,29 @@ def test_a_chunk_runs_its_fused_blocks_on_its_task_thread(monkeypatch):
         return run(self, *args)
 
     monkeypatch.setattr(fused.FusedKernel, "_run", recording)
+    asked = []   # how many threads each blocked call asks to run its pieces
+    claimed = fused._claimed
+
+    def recording_asked(pieces, compute, temporaries, n):
+        asked.append(n)
+        return claimed(pieces, compute, temporaries, n)
+
+    monkeypatch.setattr(fused, "_claimed", recording_asked)
+    # Wake workers at every call: under load a worker may still start after
+    # the caller claimed every piece, so the CPU half checks what is asked.
+    monkeypatch.setattr(fused, "_start_latency", 0.0)
     a = np.linspace(-1.0, 1.0, 40_000)
     on_cpu = xp.asarray(a, device="cpu")
     np.testing.assert_allclose(np.asarray(xp.sin(on_cpu) * 2.0 + 1.0), np.sin(a) * 2.0 + 1.0, rtol=1e-15)
-    assert any(name.startswith("arrayx-cpu") for name in threads)
+    assert max(asked) == 2
     threads.clear()
+    asked.clear()
     with dask.config.set({"array.chunk-size": "64KiB", "scheduler": "threads"}):
         x, = on_dask(a)
         result = xp.sin(x) * 2.0 + 1.0
         assert len(to_dask(result).chunks[0]) > 1
         np.testing.assert_allclose(np.asarray(result), np.sin(a) * 2.0 + 1.0, rtol=1e-15)
+    assert set(asked) == {1}
     assert threads and not any(name.startswith("arrayx-cpu") for name in threads)
 
 

@@ -17,7 +17,7 @@ from arrayx.scheduler.schedule import MEMORY_BYTES
 
 def both(fn, *arrays, gpu):
     """fn on CPU arrays and on their GPU copies, both as NumPy."""
-    on_cpu = fn(*[xp.asarray(a) for a in arrays])
+    on_cpu = fn(*[xp.asarray(a, device="cpu") for a in arrays])
     on_gpu = fn(*[xp.asarray(a, device=gpu) for a in arrays])
     assert on_gpu.device == gpu
     return np.asarray(on_gpu.to_device("cpu")), np.asarray(on_cpu)
@@ -104,7 +104,7 @@ def test_asarray_of_a_python_list_copies_it_to_the_gpu(gpu):
 
 def test_mixing_devices_is_an_error(gpu):
     with pytest.raises(ValueError, match="different devices"):
-        xp.asarray([1.0]) + xp.asarray([1.0], device=gpu)
+        xp.asarray([1.0], device="cpu") + xp.asarray([1.0], device=gpu)
 
 
 def test_running_out_of_device_memory_is_a_memory_error(gpu):

@@ -62,7 +62,10 @@ def test_rebuilt_graph_hits_the_plan_cache():
         results.append(np.asarray(xp.tanh(x * 2.0 + 1.0) - x))
     assert debug.counters["plans_built"] <= 1  # 0 if an earlier test built the same structure
     assert debug.counters["plan_cache_hits"] + debug.counters["plans_built"] == 5
-    np.testing.assert_array_equal(results[0], np.tanh(data * 2.0 + 1.0) - data)
+    # A device's tanh may differ from NumPy's in the last bits (docs/gpu.md: the
+    # emulated device calls the C library's), within 4 ulp of values below 1,
+    # absolute as the subtraction cancels.
+    np.testing.assert_allclose(results[0], np.tanh(data * 2.0 + 1.0) - data, rtol=0, atol=4 * np.finfo(np.float64).eps)
 
 
 def test_python_scalars_are_graph_constants_and_plans_do_not_multiply_with_their_values():

@@ -208,7 +208,7 @@ def test_the_gpu_transformer_is_a_choice_when_a_cuda_device_exists(gpu):
 def test_gpu_computations_run_on_the_device_with_state_there(gpu, tmp_path):
     x = ngt.placeholder((4, 3))
     w = ngt.variable(np.linspace(-1, 1, 6).reshape(3, 2), name="w")
-    bias = xp.asarray([0.5, -0.5])                       # a CPU constant of the graph
+    bias = xp.asarray([0.5, -0.5])   # a constant on the default device: one transformer copies it
     y = xp.tanh(x @ w + bias)
     cost = xp.sum(y * y)
     grad_w, = gradients(cost, [w])
@@ -238,8 +238,8 @@ def test_jit_runs_on_the_device_of_its_arguments(gpu):
     f = xp.jit(lambda a, b: xp.exp(a) * b + 1.0)
     host = np.linspace(0, 1, 5)
     on_gpu = f(xp.asarray(host, device=gpu), xp.asarray(host, device=gpu))
-    on_cpu = f(xp.asarray(host), xp.asarray(host))
-    assert (on_gpu.device, on_cpu.device) == (gpu, xp.asarray(host).device)
+    on_cpu = f(xp.asarray(host, device="cpu"), xp.asarray(host, device="cpu"))
+    assert (on_gpu.device, on_cpu.device) == (gpu, xp.Device("cpu"))
     np.testing.assert_allclose(np.asarray(on_gpu), np.asarray(on_cpu), **GPU_TOL)
     with pytest.raises(ValueError, match="move them to one device"):
-        f(xp.asarray(host, device=gpu), xp.asarray(host))
+        f(xp.asarray(host, device=gpu), xp.asarray(host, device="cpu"))
