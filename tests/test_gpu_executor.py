@@ -11,7 +11,9 @@ import pytest
 
 import arrayx as xp
 from arrayx import executors
-from arrayx._gpu import dlpack
+from arrayx._gpu import dlpack, executor as gpu_executor
+from arrayx._gpu.emulation import host_kernels
+from arrayx.scheduler import schedule
 from arrayx.scheduler.schedule import MEMORY_BYTES
 
 
@@ -47,6 +49,32 @@ def test_fused_chains_match_the_cpu(gpu, dtype):
     # and exp are not NumPy's), absolute as well: the sum cancels to near 0.
     tolerance = {np.float16: 2e-3, np.float32: 2e-6, np.float64: 1e-14}[dtype]
     np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
+
+
+def _mapped_kernel_libraries():
+    """Kernel libraries of the emulated device mapped into this process (0 on a real GPU)."""
+    with open("/proc/self/maps") as maps:
+        return len({line.split()[-1] for line in maps if line.rstrip().endswith(".so")
+                    and line.split()[-1].startswith(host_kernels.cache_dir())})
+
+
+def test_programs_past_the_kept_number_are_unloaded_and_load_again(gpu, monkeypatch):
+    """A long process meets thousands of group structures: only PROGRAMS_KEPT
+    programs stay loaded (on the emulated device, each is a shared library
+    mapped into the process), and a dropped one loads again when run."""
+    monkeypatch.setattr(gpu_executor, "PROGRAMS_KEPT", 2)
+    schedule.clear_plan_cache()
+    a = rand(64)
+    x = xp.asarray(a, device=gpu)
+    chains = [lambda v, k=k: [v := xp.sin(v) * 1.5 for _ in range(k)][-1] for k in range(1, 7)]
+    for chain in chains:
+        xp.eval(chain(x))
+    gc.collect()
+    # The two programs kept, and launch.cpp's grid walk, loaded once for all.
+    assert _mapped_kernel_libraries() <= 3
+    expected = np.sin(a.astype(np.float64)) * 1.5
+    # float32 sin on the device: a few units in the last place.
+    np.testing.assert_allclose(np.asarray(chains[0](x).to_device("cpu")), expected, rtol=1e-6)
 
 
 @pytest.mark.parametrize("axis", [None, 0, 1, (0, 1)])

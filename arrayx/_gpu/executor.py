@@ -12,6 +12,8 @@ rest of its fused group stays here. Work is queued on one stream per device;
 reading a buffer back synchronizes it.
 """
 
+from collections import OrderedDict
+
 import numpy as np
 
 from .. import dtypes as dt
@@ -24,6 +26,11 @@ from .codegen import contiguous_strides
 GEMM_DTYPES = frozenset({dt.float16, dt.float32, dt.float64, dt.complex64, dt.complex128})
 # Blocks per multiprocessor a grid-stride kernel is launched with.
 BLOCKS_PER_SM = 32
+# Loaded programs kept, the least recently run dropped first (its module is
+# unloaded once nothing runs it). A long process meets tens of thousands of
+# group structures; kept all, their modules pile up: the emulated device
+# maps each as a shared library, and Linux allows a process 65530 mappings.
+PROGRAMS_KEPT = 1024
 
 
 class GPUBuffer:
@@ -70,7 +77,7 @@ class GPUExecutor(Executor):
         self.compute_capability = runtime.compute_capability
         self.sm_count = runtime.sm_count
         self.total_memory = runtime.total_memory
-        self._programs = {}
+        self._programs = OrderedDict()
         self._groups = {}
 
     # ---- memory, transfers ---------------------------------------------------
@@ -218,12 +225,17 @@ class GPUExecutor(Executor):
 
     def _program(self, kernel, suffix=""):
         name = kernel.name + suffix
-        program = self._programs.get(name)
+        programs = self._programs
+        program = programs.get(name)
         if program is None:
             names = [kernel.name] + ([kernel.name + "_combine"] if kernel.mode in ("reduce", "columns") else [])
             binary = self.runtime.compile(codegen.module_source([kernel]))
-            self._programs.update(self.runtime.load(binary, names))
-            program = self._programs[name]
+            programs.update(self.runtime.load(binary, names))
+            program = programs[name]
+            while len(programs) > PROGRAMS_KEPT:
+                programs.popitem(last=False)
+        else:
+            programs.move_to_end(name)
         return program
 
     def run_group(self, group, inputs):

@@ -10,6 +10,7 @@ version: `$ARRAYX_CACHE_DIR/host`, else `$XDG_CACHE_HOME/arrayx/host`
 (`~/.cache/arrayx/host`), so a second process compiles nothing.
 """
 
+import _ctypes
 import ctypes
 import functools
 import hashlib
@@ -18,6 +19,7 @@ import re
 import shutil
 import subprocess
 import threading
+import weakref
 from pathlib import Path
 
 from ..nvrtc import CompileError
@@ -100,6 +102,9 @@ class HostKernels:
         """{name: HostKernel} for every kernel of the library."""
         _load_grid_walk()
         library = ctypes.CDLL(self.path)
+        # Unloaded when its last kernel is dropped (ctypes never dlcloses;
+        # each kernel's function pointer holds the library).
+        weakref.finalize(library, _ctypes.dlclose, library._handle)
         return {name: HostKernel(getattr(library, f"launch_{name}"), params) for name, params in self.params.items()}
 
 
