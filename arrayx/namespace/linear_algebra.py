@@ -103,6 +103,8 @@ def numeric_operands(name, x1, x2):
 
 
 def _axis_list(axes):
+    if type(axes) is tuple or type(axes) is list:   # the common case, without an exception caught
+        return list(axes)
     try:
         return [operator.index(axes)]
     except TypeError:
@@ -113,10 +115,12 @@ def _tensordot_axes(axes, ndim1, ndim2):
     """`axes` of tensordot as two equal-length lists of non-negative axes."""
     if isinstance(axes, bool):
         raise TypeError("tensordot: axes must be an int or a pair of sequences of ints, got a bool")
-    try:
-        n = operator.index(axes)
-    except TypeError:
-        n = None
+    n = None
+    if type(axes) is not tuple and type(axes) is not list:   # a pair of sequences needs no exception caught
+        try:
+            n = operator.index(axes)
+        except TypeError:
+            pass
     if n is not None:
         if n < 0:
             raise ValueError(f"tensordot: axes must be a non-negative int, got {n}")
