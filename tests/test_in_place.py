@@ -267,6 +267,35 @@ def test_an_update_of_a_computed_value_in_a_plan_writes_into_it(monkeypatch):
     np.testing.assert_array_equal(np.asarray(before), np.exp(a) * 2.0)
 
 
+def test_an_update_after_a_group_run_on_threads_writes_into_its_result(monkeypatch):
+    # A worker thread lingers a moment after its last block; had it kept a
+    # reference to the group's output, the update would see another holder
+    # and copy the array (1 call in 4 did in sklearn's rbf_kernel).
+    monkeypatch.setattr(fused, "BLOCK_BYTES", 4096)
+    monkeypatch.setattr(fused, "BLOCKED_MIN_BYTES", 256)
+    monkeypatch.setattr(fused, "WAKE_MARGIN", 0)   # every call hands blocks to the worker
+    threads = xp.get_num_threads()
+    xp.set_num_threads(2)
+    try:
+        a = np.random.default_rng(5).standard_normal((200, 200))
+        x = xp.asarray(a)
+        expected = np.maximum(a * -2.0 + 1.0, 0.0)
+        expected[[0, 1], [0, 1]] = 0.0
+        copies = []
+        real_array = np.array
+        for _ in range(40):
+            d = xp.maximum(x * -2.0 + 1.0, 0.0)
+            d[0, 0] = 0.0               # lazy
+            monkeypatch.setattr(np, "array", lambda b, *r, **k: copies.append(np.shape(b)) or real_array(b, *r, **k))
+            d[1, 1] = 0.0               # forces the group and the first update: one plan
+            monkeypatch.setattr(np, "array", real_array)
+            np.testing.assert_array_equal(np.asarray(d), expected)
+    finally:
+        xp.set_num_threads(threads)
+    assert copies == []
+    np.testing.assert_array_equal(np.asarray(x), a)
+
+
 @pytest.fixture(params=["whole arrays", "blocks"])
 def path(request, monkeypatch):
     """Fused groups as whole-array calls, or in blocks of 512 bytes over threads."""
