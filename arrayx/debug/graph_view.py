@@ -57,24 +57,10 @@ def _shown_inputs(node, lowered):
 
 
 def _shown(outputs, lowered):
-    """The nodes below `outputs` a view shows, inputs first: toposort's walk
-    over `_shown_inputs`, which leaves out a node reached only from inside
-    calls shown as one node."""
-    order = []
-    done = {}   # node -> False while expanding, True once emitted
-    stack = list(reversed(outputs))
-    while stack:
-        node = stack[-1]
-        state = done.get(node)
-        if state is None:
-            done[node] = False
-            stack.extend(i for i in _shown_inputs(node, lowered) if i not in done)
-            continue
-        stack.pop()
-        if state is False:
-            done[node] = True
-            order.append(node)
-    return order
+    """The nodes below `outputs` a view shows, inputs first: a toposort over
+    `_shown_inputs`, which leaves out a node reached only from inside calls
+    shown as one node."""
+    return toposort(outputs, lambda node: _shown_inputs(node, lowered))
 
 
 def describe(outputs, lowered=False):

@@ -141,15 +141,19 @@ class Node:
         return f"Node({self.op.name}, shape={self.shape}, dtype={self.dtype})"
 
 
-def toposort(outputs):
+def _unrealized_inputs(node):
+    return node.inputs if node.buffer is None else ()
+
+
+def toposort(outputs, inputs_of=_unrealized_inputs):
     """Unrealized nodes reachable from `outputs`, inputs before users.
 
     Iterative depth-first search: a graph a million nodes deep must not reach
     Python's recursion limit. Realized nodes are returned as well (they are
-    the plan's inputs) but not descended into. A node stays on the stack while
-    its inputs are visited and is emitted when it comes back to the top; this
-    is the hot path of every force point, so it allocates nothing per node
-    beyond the stack entry.
+    the plan's inputs) but not descended into. `inputs_of(node)` gives the
+    nodes a walk descends into (the graph views walk calls shown as one
+    node). A node stays on the stack while its inputs are visited and is
+    emitted when it comes back to the top.
     """
     order = []
     done = {}  # node -> False while expanding, True once emitted (nodes hash by identity)
@@ -159,10 +163,7 @@ def toposort(outputs):
         state = done.get(node)
         if state is None:
             done[node] = False
-            if node.buffer is None:
-                for child in node.inputs:
-                    if child not in done:
-                        stack.append(child)
+            stack.extend(i for i in inputs_of(node) if i not in done)
             continue
         stack.pop()
         if state is False:
