@@ -270,7 +270,7 @@ def test_an_update_of_a_computed_value_in_a_plan_writes_into_it(monkeypatch):
 def test_an_update_after_a_group_run_on_threads_writes_into_its_result(monkeypatch):
     # A worker thread lingers a moment after its last block; had it kept a
     # reference to the group's output, the update would see another holder
-    # and copy the array (1 call in 4 did in sklearn's rbf_kernel).
+    # and copy the array.
     monkeypatch.setattr(fused, "BLOCK_BYTES", 4096)
     monkeypatch.setattr(fused, "BLOCKED_MIN_BYTES", 256)
     monkeypatch.setattr(fused, "WAKE_MARGIN", 0)   # every call hands blocks to the worker
