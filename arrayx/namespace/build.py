@@ -138,7 +138,7 @@ def scalar_node(value, dtype, device, name):
     kind = type(value)
     # 0.0 == -0.0 and 1 == 1.0 == True: key on the type, and on a zero's sign.
     key = (kind, value, dtype, device, math.copysign(1.0, value) if kind is float and value == 0 else 0)
-    node = _scalar_nodes.get(key)   # complex values are never cached: a miss
+    node = _scalar_nodes.get(key)   # complex values are never cached (_remember): a miss
     if node is not None:
         return node
     if kind is int:
@@ -149,11 +149,17 @@ def scalar_node(value, dtype, device, name):
         elif dtype.kind in "fc" and abs(value) > _FLOAT64_MAX:
             raise OverflowError(f"{name}: a Python int of {value.bit_length()} bits is too large for any floating dtype")
     node = full_node((), value, dtype, device)
-    if kind is not complex:
-        if len(_scalar_nodes) >= _SCALAR_CACHE_SIZE:
-            _scalar_nodes.clear()
-        _scalar_nodes[key] = node
+    _remember(_scalar_nodes, key, node)
     return node
+
+
+def _remember(cache, key, node):
+    """Cache the scalar node `node` under `key` (bounded by _SCALAR_CACHE_SIZE).
+    A complex key is not kept: it may hold a nan, and would never be found again."""
+    if key[0] is not complex:
+        if len(cache) >= _SCALAR_CACHE_SIZE:
+            cache.clear()
+        cache[key] = node
 
 
 # The scalar operand of a binary function by (type, value, the other
@@ -171,10 +177,7 @@ def scalar_beside(value, node, name):
     scalar = _beside_nodes.get(key)
     if scalar is None:
         scalar = scalar_node(value, dt.scalar_dtype(value, node.dtype), node.device, name)
-        if kind is not complex:   # as in scalar_node: a complex key may hold a nan, never found again
-            if len(_beside_nodes) >= _SCALAR_CACHE_SIZE:
-                _beside_nodes.clear()
-            _beside_nodes[key] = scalar
+        _remember(_beside_nodes, key, scalar)
     return scalar
 
 

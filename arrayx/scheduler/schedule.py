@@ -52,7 +52,6 @@ import threading
 from itertools import count
 from math import prod
 
-from .. import executors
 from ..executors import executor_for
 from ..counters import counters
 from ..graph.node import Node, scope, retaining, toposort, tracing, users_of
@@ -118,7 +117,7 @@ class Plan:
 def _layout(node):
     layout = node.layout
     if layout is None:
-        layout = node.layout = executors.executor_for(node.device).layout(node.buffer)
+        layout = node.layout = executor_for(node.device).layout(node.buffer)
     return layout
 
 
@@ -274,7 +273,7 @@ def _check_memory(steps):
     if MEMORY_BYTES is None:
         return
     for step in steps:
-        if step.op.kind == MOVEMENT or not executors.executor_for(step.device).holds_results:
+        if step.op.kind == MOVEMENT or not executor_for(step.device).holds_results:
             continue   # views, where the executor can; graphs of chunks computed elsewhere
         multi = step.dtype.__class__ is tuple   # a multi-output step: one (shape, dtype) per output
         for shape, dtype in zip(step.shape, step.dtype) if multi else ((step.shape, step.dtype),):
@@ -383,7 +382,7 @@ def evaluate(nodes):
     for node in dict.fromkeys(nodes):
         on_device.setdefault(node.device, []).append(node)
     for device, held in on_device.items():
-        for node, buffer in zip(held, executors.executor_for(device).persist([n.buffer for n in held])):
+        for node, buffer in zip(held, executor_for(device).persist([n.buffer for n in held])):
             node.buffer = buffer
 
 
@@ -392,7 +391,7 @@ def hold_in_memory(node):
     export with copy=False shares: the consumer and the array see the same
     memory from then on (on the dask device, the host array computing it made)."""
     realize([node])
-    node.buffer = executors.executor_for(node.device).hold_in_memory(node.buffer)
+    node.buffer = executor_for(node.device).hold_in_memory(node.buffer)
     return node
 
 
@@ -406,7 +405,7 @@ def run_dynamic(prim, nodes, attrs):
     observed = observe.observers
     start = observe.begin() if observed else 0.0
     device = nodes[0].device
-    home = executors.executor_for(device)
+    home = executor_for(device)
     ex = executor_running(prim, tuple(n.dtype for n in nodes), None, home)
     buffers = [n.buffer if ex is home else transfer(n.buffer, home, ex) for n in nodes]
     outputs = []
@@ -482,7 +481,7 @@ def update_in_place(node):
     """
     if node.op.kind != UPDATE or node.buffer is not None or retaining() or tracing():
         return
-    ex = executors.executor_for(node.device)
+    ex = executor_for(node.device)
     if not ex.updates_in_place:
         return
     target = node.inputs[0]
