@@ -422,7 +422,8 @@ def ceilings(rounds, target_ns):
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from arrayx._cpu.fused import BLOCK_BYTES, PIECES_PER_THREAD, THREADS   # a fused group's schedule
+    from arrayx._cpu.fused import BLOCK_BYTES, PIECES_PER_THREAD   # a fused group's schedule
+    from arrayx._cpu.workers import THREADS
 
     print("\nCeilings on this machine: the most speedup over NumPy that recording a graph (eager at 1e3), "
           "NumPy-call kernels over blocks and threads (1e6) and NumPy-call kernels (jit) allow")

@@ -321,8 +321,8 @@ def test_a_chunk_runs_its_fused_blocks_on_its_task_thread(monkeypatch):
     # dask runs chunks in parallel already: a chunk's blocks stay on the
     # thread of its task, never on the CPU executor's pool (which the same
     # group uses when it runs on the CPU device).
-    from arrayx._cpu import fused
-    monkeypatch.setattr(fused, "THREADS", 2)
+    from arrayx._cpu import fused, workers
+    monkeypatch.setattr(workers, "THREADS", 2)
     monkeypatch.setattr(fused, "BLOCK_BYTES", 8192)
     monkeypatch.setattr(fused, "BLOCKED_MIN_BYTES", 256)
     threads = []
@@ -334,16 +334,16 @@ def test_a_chunk_runs_its_fused_blocks_on_its_task_thread(monkeypatch):
 
     monkeypatch.setattr(fused.FusedKernel, "_run", recording)
     asked = []   # how many threads each blocked call asks to run its pieces
-    claimed = fused._claimed
+    claimed = workers.claimed
 
     def recording_asked(pieces, compute, temporaries, n):
         asked.append(n)
         return claimed(pieces, compute, temporaries, n)
 
-    monkeypatch.setattr(fused, "_claimed", recording_asked)
+    monkeypatch.setattr(workers, "claimed", recording_asked)
     # Wake workers at every call: under load a worker may still start after
     # the caller claimed every piece, so the CPU half checks what is asked.
-    monkeypatch.setattr(fused, "_start_latency", 0.0)
+    monkeypatch.setattr(workers, "_start_latency", 0.0)
     a = np.linspace(-1.0, 1.0, 40_000)
     on_cpu = xp.asarray(a, device="cpu")
     np.testing.assert_allclose(np.asarray(xp.sin(on_cpu) * 2.0 + 1.0), np.sin(a) * 2.0 + 1.0, rtol=1e-15)

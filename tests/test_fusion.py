@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import arrayx as xp
 from arrayx import debug
-from arrayx._cpu import fused, kernels
+from arrayx._cpu import fused, kernels, workers
 from arrayx._cpu.executor import CPUExecutor
 from arrayx.scheduler import schedule
 
@@ -431,7 +431,7 @@ def test_nan_pairs_in_blocks_get_the_nan_of_a_whole_array_call(monkeypatch):
 
 @pytest.mark.parametrize("threads", [2, 3])
 def test_the_blocks_are_cut_into_even_pieces_that_tile_the_group(threads, monkeypatch):
-    monkeypatch.setattr(fused, "THREADS", threads)
+    monkeypatch.setattr(workers, "THREADS", threads)
     monkeypatch.setattr(fused, "BLOCK_BYTES", 8192)   # 1024 float64 points
     monkeypatch.setattr(fused, "BLOCKED_MIN_BYTES", 256)
     x = xp.asarray(np.linspace(-1, 1, 20_000))
@@ -462,8 +462,8 @@ class _IdlePool:
 
 
 def test_pieces_a_worker_never_starts_are_computed_by_the_calling_thread(monkeypatch):
-    monkeypatch.setattr(fused, "THREADS", 2)
-    monkeypatch.setattr(fused, "WAKE_MARGIN", 0)   # wake workers at every call, however late they start
+    monkeypatch.setattr(workers, "THREADS", 2)
+    monkeypatch.setattr(workers, "WAKE_MARGIN", 0)   # wake workers at every call, however late they start
     monkeypatch.setattr(fused, "BLOCK_BYTES", 8192)
     monkeypatch.setattr(fused, "BLOCKED_MIN_BYTES", 256)
     a = np.random.default_rng(7).standard_normal((400, 60))
@@ -474,7 +474,7 @@ def test_pieces_a_worker_never_starts_are_computed_by_the_calling_thread(monkeyp
         return y, xp.sum(y * x, axis=0)
     threaded = xp.eval(*build(x))
     pool = _IdlePool()
-    monkeypatch.setattr(fused, "_workers", lambda: pool)
+    monkeypatch.setattr(workers, "thread_pool", lambda: pool)
     alone = xp.eval(*build(x))
     assert pool.submitted and all(f.cancelled() for f in pool.submitted)
     # The same pieces summed in the same order, whichever thread ran them: the same bits.
@@ -499,7 +499,7 @@ def test_groups_stop_growing_at_max_members(monkeypatch):
 
 def _blocked_sum(monkeypatch):
     """A group of 2 threads' pieces (a chain and a sum across blocks), and its input."""
-    monkeypatch.setattr(fused, "THREADS", 2)
+    monkeypatch.setattr(workers, "THREADS", 2)
     monkeypatch.setattr(fused, "BLOCK_BYTES", 8192)
     monkeypatch.setattr(fused, "BLOCKED_MIN_BYTES", 256)
     a = np.random.default_rng(9).standard_normal((400, 60))
@@ -511,11 +511,11 @@ def test_a_group_runs_alone_while_workers_start_later_than_its_last_call_took(mo
     x = xp.asarray(a)
     threaded = np.asarray(build(x))               # the first call wakes workers
     pool = _IdlePool()
-    monkeypatch.setattr(fused, "_workers", lambda: pool)
-    monkeypatch.setattr(fused, "_start_latency", 1e3)   # workers start a thousand seconds late
+    monkeypatch.setattr(workers, "thread_pool", lambda: pool)
+    monkeypatch.setattr(workers, "_start_latency", 1e3)   # workers start a thousand seconds late
     alone = np.asarray(build(x))
     assert pool.submitted == []
-    assert fused._start_latency < 1e3             # each call alone shrinks the estimate (a later call tries again)
+    assert workers._start_latency < 1e3             # each call alone shrinks the estimate (a later call tries again)
     # The same pieces, summed in the same order on one thread: the same bits.
     assert_identical(alone, threaded)
     np.testing.assert_allclose(alone, np.sum(np.exp(a) * 0.5 * a, axis=0), rtol=1e-13)
@@ -525,10 +525,10 @@ def test_workers_wake_again_once_the_latency_estimate_has_decayed(monkeypatch):
     build, a = _blocked_sum(monkeypatch)
     x = xp.asarray(a)
     np.asarray(build(x))
-    monkeypatch.setattr(fused, "_start_latency", 1e3)
-    monkeypatch.setattr(fused, "LATENCY_DECAY", 0.5)   # 1e3 s halves below any call's time within ~60 calls
+    monkeypatch.setattr(workers, "_start_latency", 1e3)
+    monkeypatch.setattr(workers, "LATENCY_DECAY", 0.5)   # 1e3 s halves below any call's time within ~60 calls
     pool = _IdlePool()
-    monkeypatch.setattr(fused, "_workers", lambda: pool)
+    monkeypatch.setattr(workers, "thread_pool", lambda: pool)
     calls = 0
     while not pool.submitted:
         calls += 1

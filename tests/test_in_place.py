@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import arrayx as xp
 from arrayx import debug, executors
-from arrayx._cpu import CPUExecutor, fused, memory
+from arrayx._cpu import CPUExecutor, fused, memory, workers
 from arrayx.device import Device
 from arrayx.autodiff import grad
 from arrayx.scheduler import schedule
@@ -273,7 +273,7 @@ def test_an_update_after_a_group_run_on_threads_writes_into_its_result(monkeypat
     # and copy the array.
     monkeypatch.setattr(fused, "BLOCK_BYTES", 4096)
     monkeypatch.setattr(fused, "BLOCKED_MIN_BYTES", 256)
-    monkeypatch.setattr(fused, "WAKE_MARGIN", 0)   # every call hands blocks to the worker
+    monkeypatch.setattr(workers, "WAKE_MARGIN", 0)   # every call hands blocks to the worker
     threads = xp.get_num_threads()
     xp.set_num_threads(2)
     try:

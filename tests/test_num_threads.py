@@ -11,7 +11,7 @@ import pytest
 
 import arrayx as xp
 from arrayx import debug
-from arrayx._cpu import fused
+from arrayx._cpu import fused, workers as cpu_workers
 
 # The thread count is the CPU executor's.
 pytestmark = pytest.mark.usefixtures("cpu_as_default_device")
@@ -63,7 +63,7 @@ def test_fused_groups_run_on_the_set_number_of_threads_with_unchanged_values(n, 
     assert len(workers) <= n - 1
     assert all(t.name.startswith("arrayx-cpu") for t in workers)
     if n > 1:
-        assert fused._workers()._max_workers == n - 1
+        assert cpu_workers.thread_pool()._max_workers == n - 1
 
 
 @pytest.mark.parametrize("n, error", [(0, ValueError), (-2, ValueError), (2.0, TypeError), ("2", TypeError),

@@ -1,6 +1,6 @@
 """The CPU executor (NumPy)."""
 
 from .executor import CPUExecutor
-from .fused import set_threads, threads
+from .workers import set_threads, threads
 
 __all__ = ["CPUExecutor", "set_threads", "threads"]
