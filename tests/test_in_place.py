@@ -43,6 +43,20 @@ def test_a_loop_of_element_updates_writes_into_one_buffer(counters):
     np.testing.assert_array_equal(np.asarray(x), 1.0 - np.eye(50))
 
 
+def test_a_buffer_written_in_place_before_is_not_written_once_someone_sees_it(counters):
+    # write_element remembers the last buffer it found to be its own; a
+    # holder that appears later must still stop the next write.
+    x = xp.ones((4, 4))
+    x[0, 0] = 0.0
+    x[1, 1] = 0.0                      # realized: writes in place from here on
+    x[2, 2] = 0.0
+    assert counters["updates_in_place"] == 2
+    seen = np.asarray(x)               # a read-only NumPy view of x's buffer
+    x[3, 3] = 0.0                      # copies once, then writes into the copy
+    np.testing.assert_array_equal(seen, 1.0 - np.diag([1.0, 1.0, 1.0, 0.0]))
+    np.testing.assert_array_equal(np.asarray(x), 1.0 - np.eye(4))
+
+
 def test_a_run_of_updates_on_a_lazy_array_is_forced_once(counters):
     a = np.arange(16.0).reshape(4, 4)
     x = xp.exp(xp.asarray(a))

@@ -5,8 +5,11 @@ from contextlib import contextmanager
 
 
 class _Scope(threading.local):
-    retaining = 0   # depth of nested retain_history() scopes in this thread
-    tracing = 0     # depth of nested traces (arrayx.jit) in this thread
+    # Set per thread as instance attributes: a threading.local reads those
+    # faster than class defaults (hot paths read them at every write and force).
+    def __init__(self):
+        self.retaining = 0   # depth of nested retain_history() scopes in this thread
+        self.tracing = 0     # depth of nested traces (arrayx.jit) in this thread
 
 
 # The calling thread's recording state; hot paths read its fields directly.

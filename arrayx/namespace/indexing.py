@@ -29,7 +29,7 @@ import numpy as np
 from .. import dtypes as dt
 from ..dtypes import PYTHON_SCALARS
 from ..graph.primitives import broadcast_shapes, slice_shape
-from ..scheduler.schedule import read_element, realize
+from ..scheduler.schedule import read_element, realize, write_element
 from .array_object import Array
 from .build import (P, astype_node, broadcast_node, buffer_node, dynamic, make, node_of, normalize_axis,
                     reshape_node, same_device, scalar_node, wrap)
@@ -431,30 +431,31 @@ def _lazy_mask(node, items, vnode):
     return make(P["where"], (cond, reshape_node(vnode, vshape), node))
 
 
-def one_element(node, key, value):
-    """(index, value) for writing one element of a realized `node` directly:
-    `key` selects one element in range (the index holds a non-negative int
-    per axis) and `value` is a Python scalar that `setitem` would store
-    unchanged in the node's dtype, or a realized 0-d array of that dtype on
-    its device (the value is then its buffer). Else None, and `setitem` does
-    the checking. The loop bodies `x[i, i] = 0.0` and `x[i, i] = v` of
-    array-agnostic code take this path, a thousand times per loop: the
-    common cases are tested first."""
+def write_one_element(x, key, value):
+    """x[key] = value written at once into x's buffer: True when `key`
+    selects one element in range, `value` is a Python scalar that `setitem`
+    would store unchanged in x's dtype or a realized 0-d array of that dtype
+    on x's device, and nothing but x sees x's value (`write_element`). Else
+    False, nothing is written, and `setitem` does the checking. The loop
+    bodies `x[i, i] = 0.0` and `x[i, i] = v` of array-agnostic code take
+    this path a thousand times per loop: the common cases are tested first."""
+    node = x._node
     if node.buffer is None:
-        return None
+        return False
     kind = type(value)
     if kind is float:
         if node.dtype not in _FLOAT_ELEMENTS:
-            return None
+            return False
     elif kind is Array:
         v = value._node
         if v.shape != () or v.buffer is None or v.dtype is not node.dtype or v.device is not node.device:
-            return None
+            return False
         value = v.buffer
     elif not _stored_exactly(value, node.dtype):
-        return None
+        return False
     index = _element_index(node.shape, key)
-    return None if index is None else (index, value)
+    del node   # write_element counts the node's holders: x alone
+    return index is not None and write_element(x, index, value)
 
 
 def _element_index(shape, key):

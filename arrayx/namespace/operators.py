@@ -11,7 +11,7 @@ from types import ModuleType
 import numpy as np
 
 from .. import dtypes as dt
-from ..scheduler.schedule import update_in_place, write_element
+from ..scheduler.schedule import update_in_place
 from . import creation, elementwise as ew, indexing, linear_algebra, manipulation
 from .array_object import Array
 from .hints import DeviceLike, Key, Operand
@@ -205,8 +205,7 @@ def _setitem(self, key: Key, value: Operand, /) -> None:
     IndexError
         An index out of bounds; self keeps its value.
     """
-    element = indexing.one_element(self._node, key, value)
-    if element is not None and write_element(self, *element):
+    if indexing.write_one_element(self, key, value):
         return
     old = self._node
     node = indexing.setitem(self, key, value)._node

@@ -49,6 +49,7 @@ every core (the CPU executor spreads fused groups over a thread pool).
 import os
 import sys
 import threading
+import weakref
 from itertools import count
 from math import prod
 
@@ -449,17 +450,36 @@ def write_element(array, index, value):
     is a Python scalar or a 0-d buffer of the array's dtype and executor.
     False (nothing written) where those conditions do not hold: the caller
     then records an update. Element loops call this a thousand times: the
-    reference counts are read inline (`references`' calibration)."""
+    reference counts are read inline (`references`' calibration), and the
+    executor's answer that a buffer's memory is its own is remembered for
+    the last buffer written (a buffer keeps its memory while it lives)."""
+    global _writable
     node = array._node
-    if node.inputs or sys.getrefcount(node) != HELD_ONCE or scope.retaining or scope.tracing:
+    if node.inputs or sys.getrefcount(node) != HELD_ONCE:
         return False
     buffer = node.buffer
-    ex = executor_for(node.device)
-    if not ex.updates_in_place or sys.getrefcount(buffer) != HELD_ONCE or not ex.owns_memory(buffer):
+    if sys.getrefcount(buffer) != HELD_ONCE or scope.retaining or scope.tracing:
         return False
+    last, ex = _writable
+    if last() is not buffer:
+        ex = executor_for(node.device)
+        if not ex.updates_in_place or not ex.owns_memory(buffer):
+            return False
+        try:
+            _writable = (weakref.ref(buffer), ex)
+        except TypeError:   # a buffer type without weak references: asked again next time
+            pass
     ex.write_element(buffer, index, value)
     counters["updates_in_place"] += 1
     return True
+
+
+def _no_buffer():
+    return None
+
+
+# (weak reference to the last buffer write_element wrote into, its executor)
+_writable = (_no_buffer, None)
 
 
 def update_in_place(node):
