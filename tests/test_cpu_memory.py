@@ -82,3 +82,18 @@ def test_pooled_results_are_ordinary_arrays(x):
     np.testing.assert_array_equal(np.from_dlpack(y), x * 2.0)
     # a blocked sum adds in another order than NumPy's pairwise sum
     np.testing.assert_allclose(np.asarray(xp.sum(y)), np.sum(x * 2.0), rtol=0, atol=N * 2.0 * 2**-52)
+
+
+def test_a_large_products_memory_comes_from_the_pool_and_goes_back_to_it():
+    # 1000 x 200 float64: 1.6 MB, past POOLED_PRODUCT_BYTES.
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((1000, 50)), rng.standard_normal((50, 200))
+    first = xp.eval(xp.asarray(a) @ xp.asarray(b))
+    where = address(first)
+    del first
+    gc.collect()
+    assert memory.held_bytes() == 1000 * 200 * 8
+    second = xp.eval(xp.asarray(b.T) @ xp.asarray(a.T))   # (200, 1000): the same bytes
+    assert address(second) == where
+    # The same BLAS call with another output array: NumPy's result, to rounding of the last bit.
+    np.testing.assert_allclose(np.asarray(second), b.T @ a.T, rtol=1e-13, atol=1e-13)

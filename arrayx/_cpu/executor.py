@@ -5,11 +5,13 @@ import numpy as np
 
 from ..dtypes import FROM_NUMPY
 from ..executors.base import VIEWS, Executor
-from ..graph.primitives import FUSED_OP
+from ..graph.primitives import FUSED_OP, PRIMITIVES
 from . import memory
 from .errors import ignoring_errors
 from .fused import FusedKernel, reused_arguments, writes_into_input
 from .kernels import DYNAMIC, IMPLS, UPDATES, out_ufunc
+
+_MATMUL = PRIMITIVES["matmul"]
 
 
 class CPUExecutor(Executor):
@@ -125,7 +127,7 @@ class CPUExecutor(Executor):
         ufuncs = [out_ufunc(fn) for fn in fns]
         fused = [step.op is FUSED_OP and writes_into_input(step.attrs[0]) for step in steps]
         # A step whose result is a new array of its own, which reads nothing through views.
-        fresh = [u is not None or f or fn is np.matmul for u, f, fn in zip(ufuncs, fused, fns)]
+        fresh = [u is not None or f or step.op is _MATMUL for u, f, step in zip(ufuncs, fused, steps)]
         # A buffer another step read may have a view alive (the step's
         # result): never written into.
         aliased = {a for step, new in zip(steps, fresh) if not new for a in step.args}

@@ -12,7 +12,7 @@ from math import prod
 import numpy as np
 
 from ..graph.primitives import BLOCK_REDUCE_OPS, PRIMITIVES
-from . import special
+from . import memory, special
 
 # Primitives that map one-to-one onto a NumPy function with the standard's
 # semantics (after promotion the inputs share one dtype).
@@ -35,7 +35,7 @@ UFUNCS = {
     "logical_and": np.logical_and, "logical_or": np.logical_or,
     "logical_xor": np.logical_xor, "maximum": np.maximum, "minimum": np.minimum,
     "multiply": np.multiply, "not_equal": np.not_equal,
-    "subtract": np.subtract, "where": np.where, "matmul": np.matmul,
+    "subtract": np.subtract, "where": np.where,
     "stop_gradient": lambda a: a,
 }
 
@@ -50,6 +50,21 @@ def out_ufunc(kernel):
     if isinstance(kernel, np.ufunc) and kernel.signature is None and kernel.nout == 1:
         return kernel
     return None
+
+
+# Products of at least this many bytes are written into pooled memory
+# (memory.py): a fresh result that large gets fresh pages, which the kernel
+# zeroes on first write, at every call (glibc maps each allocation past
+# 32 MiB anew). k-means at 1e6 x 10 spent 77 ms of its 11 ms distance
+# product waiting for them, after other work had run in the process.
+POOLED_PRODUCT_BYTES = 1 << 20
+
+
+def _matmul(op, attrs, shape, dtype):
+    if prod(shape) * dtype.itemsize < POOLED_PRODUCT_BYTES:
+        return np.matmul
+    target = dtype.dtype
+    return lambda a, b: np.matmul(a, b, out=memory.empty(shape, target))
 
 
 def _special(op, attrs, shape, dtype):
@@ -394,7 +409,7 @@ def _fft_1d(fn):
 IMPLS = {name: _ufunc for name in UFUNCS}
 IMPLS.update({name: _special for name in special.SPECIAL})
 IMPLS.update({
-    "astype": _astype, "full": _full, "iota": _iota,
+    "astype": _astype, "full": _full, "iota": _iota, "matmul": _matmul,
     "sum": _reduction, "prod": _reduction, "max": _reduction, "min": _reduction,
     "any": _reduction, "all": _reduction,
     "argmax": _arg_reduction(np.ndarray.argmax), "argmin": _arg_reduction(np.ndarray.argmin),
