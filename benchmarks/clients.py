@@ -409,7 +409,10 @@ def measure(workload, size_class, rounds, target):
     firsts = {label: timed(call) for label, call in calls.items()}   # also warms arrayx's plan cache
     for label, (result, _) in firsts.items():
         check(f"{workload.name} [{size_class}] {label}", result, firsts["numpy"][0], workload.rtol, workload.atol)
-    counts = [max(1, round(target / max(seconds, 1e-9))) for _, seconds in firsts.values()]
+    # Batch sizes from a second call: the first also builds arrayx's plans,
+    # and a batch sized by it would time single, cold calls.
+    seconds = [timed(call)[1] for call in calls.values()]
+    counts = [max(1, round(target / max(s, 1e-9))) for s in seconds]
     samples = dict(zip(calls, interleaved(list(calls.values()), counts, rounds)))
     numpy = samples["numpy"]
     speedups = {label: statistics.median(b / t for t, b in zip(times, numpy))
