@@ -97,3 +97,24 @@ def test_a_large_products_memory_comes_from_the_pool_and_goes_back_to_it():
     assert address(second) == where
     # The same BLAS call with another output array: NumPy's result, to rounding of the last bit.
     np.testing.assert_allclose(np.asarray(second), b.T @ a.T, rtol=1e-13, atol=1e-13)
+
+
+def test_a_full_pool_lets_the_bytes_returned_longest_ago_go_for_a_new_size(monkeypatch):
+    monkeypatch.setattr(memory, "POOL_MAX_BYTES", 3 * 8 * N)   # room for three 8 MB results
+    old = [memory.empty((N,), np.dtype(np.float64)) for _ in range(3)]
+    old_addresses = [address(a) for a in old]
+    while old:
+        old.pop(0)   # they come back first to last
+    gc.collect()
+    assert memory.held_bytes() == 3 * 8 * N
+    new = memory.empty((2 * N,), np.dtype(np.float64))   # another size: fresh memory
+    new_address = address(new)
+    del new
+    gc.collect()
+    # The 16 MB result came back last; it pushed out the two 8 MB results that came back first.
+    assert memory.held_bytes() == 3 * 8 * N
+    again = memory.empty((2 * N,), np.dtype(np.float64))
+    assert address(again) == new_address
+    survivor = memory.empty((N,), np.dtype(np.float64))
+    assert address(survivor) == old_addresses[2]
+    assert memory.held_bytes() == 0

@@ -1,4 +1,4 @@
-"""Large result arrays of fused groups, whose memory is reused once they die.
+"""Large result arrays of fused groups and products, whose memory is reused once they die.
 
 A fresh NumPy array of megabytes gets fresh pages from the kernel, which
 zeroes each one when it is first written: on this 2-core EPYC, writing a new
@@ -11,12 +11,17 @@ next result of the same size.
 An array from `empty` is a view of pooled bytes through a small owner
 object: every view NumPy derives from it keeps that owner alive, so the
 bytes return to the pool only when the array and all its views are gone.
-The pool holds at most POOL_MAX_BYTES of free memory; `release()` gives it
-all back to the system.
+The pool holds at most POOL_MAX_BYTES of free memory. When a dead result
+does not fit, the bytes that came back longest ago go first: the sizes a
+program uses now are the ones it asks for next (without that, arrays of a
+workload that ran earlier filled the pool, and k-means at 1e6 x 10 got
+fresh pages for every 64 MB result). `release()` gives it all back to the
+system.
 """
 
 import os
 import threading
+from collections import OrderedDict
 import weakref
 from math import prod
 
@@ -26,6 +31,7 @@ import numpy as np
 POOL_MAX_BYTES = 512 << 20
 
 _free = {}        # nbytes -> [uint8 arrays no result uses]
+_returned = OrderedDict()   # id -> (nbytes, array) of the same arrays, the one that came back longest ago first
 _free_bytes = 0
 # Results die in whatever thread drops them last; re-entrant, since a
 # garbage collection inside a locked section may run a finalizer there.
@@ -58,6 +64,7 @@ def empty(shape, dtype):
         spare = _free.get(nbytes)
         raw = spare.pop() if spare else None
         if raw is not None:
+            del _returned[id(raw)]
             _free_bytes -= nbytes
     if raw is None:
         try:
@@ -80,10 +87,17 @@ def is_pooled(array):
 
 def _give_back(nbytes, raw):
     global _free_bytes
+    if nbytes > POOL_MAX_BYTES:
+        return
     with _lock:
-        if _free_bytes + nbytes <= POOL_MAX_BYTES:
-            _free.setdefault(nbytes, []).append(raw)
-            _free_bytes += nbytes
+        while _free_bytes + nbytes > POOL_MAX_BYTES:
+            _, (size, old) = _returned.popitem(last=False)
+            spare = _free[size]
+            del spare[next(i for i, r in enumerate(spare) if r is old)]
+            _free_bytes -= size
+        _free.setdefault(nbytes, []).append(raw)
+        _returned[id(raw)] = (nbytes, raw)
+        _free_bytes += nbytes
 
 
 def held_bytes():
@@ -96,4 +110,5 @@ def release():
     global _free_bytes
     with _lock:
         _free.clear()
+        _returned.clear()
         _free_bytes = 0
