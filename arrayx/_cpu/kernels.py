@@ -53,10 +53,10 @@ def out_ufunc(kernel):
 
 
 # Products of at least this many bytes are written into pooled memory
-# (memory.py): a fresh result that large gets fresh pages, which the kernel
-# zeroes on first write, at every call (glibc maps each allocation past
-# 32 MiB anew). k-means at 1e6 x 10 spent 77 ms of its 11 ms distance
-# product waiting for them, after other work had run in the process.
+# (memory.py), as fused groups' large results are: glibc maps each
+# allocation past 32 MiB anew, so a fresh result that large gets fresh pages,
+# which the kernel zeroes on first write, at every call; below that, whether
+# it does depends on what the process freed before.
 POOLED_PRODUCT_BYTES = 1 << 20
 
 

@@ -13,16 +13,15 @@ object: every view NumPy derives from it keeps that owner alive, so the
 bytes return to the pool only when the array and all its views are gone.
 The pool holds at most POOL_MAX_BYTES of free memory. When a dead result
 does not fit, the bytes that came back longest ago go first: the sizes a
-program uses now are the ones it asks for next (without that, arrays of a
-workload that ran earlier filled the pool, and k-means at 1e6 x 10 got
-fresh pages for every 64 MB result). `release()` gives it all back to the
+program uses now are the ones it asks for next, and results of work that
+ran earlier must not keep them out. `release()` gives it all back to the
 system.
 """
 
 import os
 import threading
-from collections import OrderedDict
 import weakref
+from collections import OrderedDict
 from math import prod
 
 import numpy as np
