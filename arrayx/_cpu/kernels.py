@@ -61,7 +61,8 @@ POOLED_PRODUCT_BYTES = 1 << 20
 
 
 def _matmul(op, attrs, shape, dtype):
-    if prod(shape) * dtype.itemsize < POOLED_PRODUCT_BYTES:
+    # (No shape: a caller running the kernel on blocks, which allocates as NumPy does.)
+    if shape is None or prod(shape) * dtype.itemsize < POOLED_PRODUCT_BYTES:
         return np.matmul
     target = dtype.dtype
     return lambda a, b: np.matmul(a, b, out=memory.empty(shape, target))
