@@ -3,6 +3,9 @@
 count into it without importing the debugging tools above them.
 
 `plans_built`: plans scheduled and compiled (plan cache misses, computations, jit traces).
+`plan_variants_built`: variants of a cached plan compiled for a force that
+keeps fewer of its results (once per pattern of held results, see
+`scheduler.schedule`).
 `plan_cache_hits`: forces that reused a cached plan.
 `realizations`: force points that ran a plan.
 `steps_run`: steps executed by force points and computation calls (a fused
@@ -13,7 +16,7 @@ group is one step, a data-dependent primitive one step).
 """
 
 counters = dict.fromkeys(
-    ("plans_built", "plan_cache_hits", "realizations", "steps_run", "auto_realizations",
+    ("plans_built", "plan_variants_built", "plan_cache_hits", "realizations", "steps_run", "auto_realizations",
      "updates_in_place", "results_kept"), 0
 )
 

@@ -235,6 +235,26 @@ def test_a_product_the_user_holds_is_kept_and_a_temporary_is_not(counters):
     assert counters["results_kept"] == 0
 
 
+def test_a_product_nobody_holds_dies_at_its_last_use_and_the_next_group_writes_into_it(counters):
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((256, 64)), rng.standard_normal((64, 256))
+    xa, xb = xp.asarray(a), xp.asarray(b)
+    for _ in range(2):   # the second force runs the cached variant
+        with debug.profile() as profile:
+            got = np.asarray(xp.exp(xa @ xb) * 0.5 + 1.0)
+        np.testing.assert_allclose(got, np.exp(a @ b) * 0.5 + 1.0, rtol=1e-13)   # one BLAS call, then elementwise
+        assert [s.in_place for s in profile.steps if s.name == "fused"] == [True]
+    # One variant of the plan, the one that keeps no candidate, built once.
+    assert counters["plans_built"] == 1 and counters["plan_variants_built"] == 1
+    assert counters["results_kept"] == 0
+    c = xa @ xb                                   # now held: kept, so the plan that keeps it runs
+    with debug.profile() as profile:
+        np.asarray(xp.exp(c) * 0.5 + 1.0)
+    assert [s.in_place for s in profile.steps if s.name == "fused"] == [False]
+    assert counters["results_kept"] == 1 and c._node.buffer is not None
+    np.testing.assert_allclose(np.asarray(c), a @ b, rtol=1e-13)
+
+
 def test_fused_groups_of_a_graph_with_a_product_keeps_nothing():
     a = xp.asarray(np.ones((3, 3)))
     c = a @ a + 1.0

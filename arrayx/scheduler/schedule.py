@@ -39,6 +39,13 @@ What a force point keeps besides the values asked for, the cost rule:
   their history again (each call of a `vjp` function), so they are never
   turned into leaves.
 
+Whether a candidate is held is known only at the force, from reference
+counts. A cached plan computes every candidate into an output of its own;
+a force that finds some of them held by nobody runs a variant built without
+those (once per pattern of held candidates, cached with the plan), where
+they are intermediates like any other: freed at their last use, or written
+into by the step that reads them last.
+
 Force points are serialized by one lock: two threads forcing overlapping
 graphs would otherwise each see the other's half-realized nodes, and a plan
 built from such a graph would be cached under a key that does not describe it.
@@ -90,7 +97,7 @@ class Plan:
     list of slots (see `run`)."""
 
     __slots__ = ("n_slots", "segments", "programs", "steps", "outputs", "groups", "size", "inputs", "keep",
-                 "used")
+                 "used", "variants")
 
     def __init__(self, n_slots, segments, outputs, groups, size, inputs, keep=()):
         self.n_slots = n_slots
@@ -103,6 +110,7 @@ class Plan:
         self.inputs = inputs        # the nodes whose values fill slots 0..n-1 (computations only)
         self.keep = keep            # (candidates by position in the collect order, watch): see keep_watch
         self.used = 0               # when it last ran, for eviction
+        self.variants = None        # {which candidates are held: the plan keeping those only} (see _variant)
 
     def run(self, slots):
         """Run the plan over `slots`, a list holding the buffers of its
@@ -127,25 +135,28 @@ class UnboundError(ValueError):
     holds an assign: values only a compiled computation has."""
 
 
-def build_plan(order, requested, bound=False):
+def build_plan(order, requested, bound=False, candidates=True):
     """Run the passes after collect over `order`: a compiled Plan.
 
     With `bound`, placeholders and variables are inputs the caller binds when
     the plan runs (a compiled computation); at a force point they have no
     value, and neither has an assign, which only a computation carries out.
+    Without `candidates` (and with `bound`), the plan computes `requested`
+    and keeps nothing else (see the module docstring).
     """
     if not bound:
         unbound = [n for n in order if n.buffer is None and n.op.kind in (BOUND, STATE)]
         if unbound:
             raise UnboundError(_unbound_message(max(unbound, key=lambda n: n.op.kind == STATE)))
+    candidates = candidates and not bound
     size = len(order)
     collected, asked = order, requested
-    expensive = [] if bound else expensive_candidates(order, requested)
+    expensive = expensive_candidates(order, requested) if candidates else []
     order, requested = rewrite(order, requested + expensive, _layout)
-    materialized = [] if bound else materialized_candidates(order, requested, collected)
+    materialized = materialized_candidates(order, requested, collected) if candidates else []
     requested = requested + materialized
     groups = fuse(order, requested, lambda n: _layout(n) if n.buffer is not None else None)
-    reductions = [] if bound else reduction_candidates(order, requested, collected, groups)
+    reductions = reduction_candidates(order, requested, collected, groups) if candidates else []
     # Candidates in the order of their output slots, after the asked ones.
     keep = keep_watch(collected, asked, [(n, True) for n in expensive] + [(n, False) for n in materialized]
                       + [(n, True) for n in reductions])
@@ -232,10 +243,10 @@ _FUSED_KINDS = (ELEMENTWISE, REDUCE, UPDATE)
 _NOT_MATERIALIZED = (MOVEMENT, BOUND, STATE)
 
 
-def _kept(order, keep, slots):
-    """(node, slot) of each candidate of `keep` (whose results fill `slots`)
-    that something outside the graph refers to (an expensive one: directly
-    or through a lazy node computed from it)."""
+def _held(order, keep):
+    """For each candidate of `keep`, whether something outside the graph
+    refers to it (an expensive one: directly or through a lazy node computed
+    from it): the force keeps those."""
     candidates, watch = keep
     held, through_users = {}, {}
     for position, refs, users in watch:
@@ -246,13 +257,25 @@ def _kept(order, keep, slots):
                     h = True
                     break
         through_users[position] = h
-    kept = []
-    i = 0
-    for p, through in candidates:
-        if (through_users if through else held)[p]:
-            kept.append((order[p], slots[i]))
-        i += 1
-    return kept
+    return tuple([(through_users if through else held)[p] for p, through in candidates])
+
+
+def _variant(plan, held, order, requested, kept):
+    """The plan computing what `plan` computes that keeps only the `kept`
+    candidates (`held` says which, in candidate order): the others are
+    intermediates like any other, their memory freed at their last use or
+    written into by a later step, instead of held to the end of the run
+    (ten k-means steps held twenty 64 MB results). Built once per pattern
+    of held candidates, cached with `plan`."""
+    global _cached_bytes
+    if plan.variants is None:
+        plan.variants = {}
+    variant = plan.variants.get(held)
+    if variant is None:
+        variant = plan.variants[held] = build_plan(order, requested + kept, candidates=False)
+        _cached_bytes += plan_bytes(variant)
+        counters["plan_variants_built"] += 1
+    return variant
 
 
 def _physical_memory():
@@ -296,8 +319,11 @@ def _unbound_message(node):
 
 
 def plan_bytes(plan):
-    """The memory a cached plan holds (see PLAN_BYTES)."""
-    return PLAN_BYTES + NODE_BYTES * plan.size
+    """The memory a cached plan holds, with its variants (see PLAN_BYTES)."""
+    nbytes = PLAN_BYTES + NODE_BYTES * plan.size
+    if plan.variants:
+        nbytes += sum(plan_bytes(v) for v in plan.variants.values())
+    return nbytes
 
 
 def _cache(key, plan):
@@ -357,7 +383,12 @@ def realize(nodes):
         else:
             counters["plan_cache_hits"] += 1
         plan.used = next(_uses)
-        kept = _kept(order, plan.keep, plan.outputs[len(requested):]) if plan.keep else ()
+        kept = ()
+        if plan.keep:
+            held = _held(order, plan.keep)
+            kept = [order[p] for (p, _), h in zip(plan.keep[0], held) if h]
+            if len(kept) < len(held):
+                plan = _variant(plan, held, order, requested, kept)
         del order
         plan.run(slots)
         counters["realizations"] += 1
@@ -369,8 +400,9 @@ def realize(nodes):
             node.realize_as(slots[outputs[i]], EVALUATED)
             i += 1
         if kept:
-            for node, s in kept:
-                node.realize_as(slots[s], EVALUATED)
+            for node in kept:
+                node.realize_as(slots[outputs[i]], EVALUATED)
+                i += 1
             counters["results_kept"] += len(kept)
 
 
