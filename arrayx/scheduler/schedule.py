@@ -267,13 +267,13 @@ def _variant(plan, held, order, requested, kept):
     written into by a later step, instead of held to the end of the run
     (ten k-means steps held twenty 64 MB results). Built once per pattern
     of held candidates, cached with `plan`."""
-    global _cached_bytes
     if plan.variants is None:
         plan.variants = {}
     variant = plan.variants.get(held)
     if variant is None:
-        variant = plan.variants[held] = build_plan(order, requested + kept, candidates=False)
-        _cached_bytes += plan_bytes(variant)
+        variant = build_plan(order, requested + kept, candidates=False)
+        _make_room(plan_bytes(variant), keeping=plan)
+        plan.variants[held] = variant
         counters["plan_variants_built"] += 1
     return variant
 
@@ -327,14 +327,22 @@ def plan_bytes(plan):
 
 
 def _cache(key, plan):
+    _make_room(plan_bytes(plan))
+    _plans[key] = plan
+
+
+def _make_room(nbytes, keeping=None):
+    """Count `nbytes` more in the cache (a new plan, or a variant of the
+    cached plan `keeping`), first dropping the plans used longest ago, never
+    `keeping`, if they would not fit."""
     global _cached_bytes
-    nbytes = plan_bytes(plan)
     if _cached_bytes + nbytes > PLAN_CACHE_BYTES:
         for old in sorted(_plans, key=lambda k: _plans[k].used):
+            if _plans[old] is keeping:
+                continue
             _cached_bytes -= plan_bytes(_plans.pop(old))
             if _cached_bytes + nbytes <= PLAN_CACHE_BYTES * 3 // 4:
                 break
-    _plans[key] = plan
     _cached_bytes += nbytes
 
 
@@ -352,7 +360,9 @@ def clear_plan_cache():
 
 
 def plan_for(nodes):
-    """The plan the next force of `nodes` runs (for `arrayx.debug`); runs nothing."""
+    """The plan the next force of `nodes` runs (for `arrayx.debug`), with
+    every keep candidate an output (a force that finds some held by nobody
+    runs a variant without them); runs nothing."""
     with _lock:
         take_views(toposort(list(dict.fromkeys(nodes))))
         requested = [n for n in dict.fromkeys(nodes) if n.buffer is None]
