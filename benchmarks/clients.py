@@ -445,15 +445,19 @@ def resident_mb():
 
 
 def plan_memory(shapes):
-    """The process's growth (MB) while arrayx evaluates one small expression
-    at `shapes` distinct lengths: the plan cache's footprint."""
+    """(the process's growth in MB or None, plans built, seconds a length)
+    while arrayx evaluates one small expression at `shapes`
+    distinct lengths: the plan cache's footprint and the cost of a new shape."""
     arrayx.eval(arrayx.sum(arrayx.sin(arrayx.ones(1)) * 2.0))
     before = resident_mb()
+    built = arrayx.debug.counters["plans_built"]
+    t0 = time.perf_counter()
     for n in range(2, shapes + 2):
         x = arrayx.asarray(np.ones(n))
         float(arrayx.sum(arrayx.sin(x) * 2.0 + x))
+    seconds = (time.perf_counter() - t0) / shapes
     after = resident_mb()
-    return None if before is None else after - before
+    return None if before is None else after - before, arrayx.debug.counters["plans_built"] - built, seconds
 
 
 def targets(rounds):
@@ -469,9 +473,15 @@ def targets(rounds):
         share = gemm_share(batch[0], 3 * rounds)
         print(f"  {f'MLP step at batch {batch[0]}: GEMMs / NumPy step':<48}{share:>9.2f}  "
               f"(1 BLAS thread, CPU time: numpy/arrayx <= {1 / share:.2f})")
-    growth = plan_memory(10_000)
+    growth, built, seconds = plan_memory(10_000)
+    t0 = time.perf_counter()
+    for n in range(2, 10_002):
+        x = np.ones(n)
+        float(np.sum(np.sin(x) * 2.0 + x))
+    numpy = (time.perf_counter() - t0) / 10_000
     shown = "-" if growth is None else f"{growth:.0f} MB"
-    print(f"  {'10^4 lengths of sum(sin(x) * 2.0 + x): growth':<48}{shown:>15}")
+    print(f"  {'10^4 lengths of sum(sin(x) * 2.0 + x): growth':<48}{shown:>15}, {built} plans built, "
+          f"{fmt_time(seconds)} a length (numpy {fmt_time(numpy)})")
 
 
 def main():

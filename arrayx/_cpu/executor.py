@@ -8,8 +8,8 @@ from ..executors.base import VIEWS, Executor
 from ..graph.primitives import FUSED_OP, PRIMITIVES
 from . import memory
 from .errors import ignoring_errors
-from .fused import FusedKernel, reused_arguments, writes_into_input
-from .kernels import DYNAMIC, IMPLS, UPDATES, out_ufunc
+from .fused import BLOCKED_MIN_BYTES, FusedKernel, reused_arguments, writes_into_input
+from .kernels import DYNAMIC, IMPLS, POOLED_PRODUCT_BYTES, UPDATES, out_ufunc
 
 _MATMUL = PRIMITIVES["matmul"]
 
@@ -19,6 +19,10 @@ class CPUExecutor(Executor):
     fuses = True
     fused_groups_end_in_arg_reductions = True
     updates_in_place = True
+    # Below a quarter of a fused group's blocked size and of a pooled
+    # product, a fused group runs as whole-array NumPy calls, which take any
+    # extent: a new length (a batch, a sequence) reuses the plan.
+    any_extent_bytes = min(BLOCKED_MIN_BYTES, POOLED_PRODUCT_BYTES) // 4
 
     def runs(self, op, in_dtypes, dtype):
         # Every primitive with a kernel, on every dtype; one without a kernel

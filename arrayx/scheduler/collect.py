@@ -17,6 +17,10 @@ Python's recursion limit) gives, in a single pass over the nodes:
   scheduler keeps them (see `schedule`), so a lazy result read element by
   element is computed at most twice.
 
+When the plan cache has no plan under that key, `extent_free_key` gives the
+key of the same graph with its extents replaced by symbols, under which a
+plan of small elementwise work and reductions serves every extent.
+
 Two kinds of node are realized by the walk itself, without a step, and then
 enter the plan as inputs: a 0-d `full` leaf (a Python scalar in the graph)
 gets its executor's 0-d buffer, and a movement node over a realized buffer
@@ -33,9 +37,10 @@ first visit.
 """
 
 from itertools import count
+from math import prod
 
 from ..executors import executor_for
-from ..graph.primitives import BUFFER, MOVEMENT, PRIMITIVES
+from ..graph.primitives import ARG_REDUCE_OPS, BUFFER, CONTRACTION, ELEMENTWISE, MOVEMENT, PRIMITIVES, REDUCE
 
 _FULL = PRIMITIVES["full"]
 
@@ -126,6 +131,53 @@ def collect(requested, retaining, layout):
     outputs = requested + again if again else requested
     key.append((outputs[0].index,) if len(outputs) == 1 else tuple([n.index for n in outputs]))
     return order, outputs, tuple(key), buffers
+
+
+# The first entry of an extent-free key: no exact key starts with it.
+ANY_EXTENT = "any extent"
+# Primitives whose kernels take any extent: elementwise ones, reductions
+# (but the arg ones, which reshape their result to its shape), products and
+# transposes (whose attributes are axes).
+ANY_EXTENT_PRIMITIVES = frozenset(
+    [p for p in PRIMITIVES.values() if p.kind in (ELEMENTWISE, REDUCE, CONTRACTION) and p.name not in ARG_REDUCE_OPS]
+    + [PRIMITIVES["permute"]])
+
+
+def extent_free_key(order, outputs, layout):
+    """The key of the graph `collect` just walked (`order`, `outputs`) with
+    every extent above 1 replaced by the number of its first appearance, or
+    None when a plan for it might depend on its extents.
+
+    A plan runs at any extent when it is elementwise work, reductions with
+    a monoid, products and transposes over values its executor computes as
+    whole-array calls (`Executor.any_extent_bytes`): NumPy's calls take any
+    extent, and what the passes decide (fusion, temporaries written into,
+    lifetimes, which products to keep) follows from which extents are equal
+    or 1, which this key keeps. So a new length of a small expression, or a
+    new batch size of a small model, runs the plan of another. The other
+    movements carry shapes in their attributes and the other primitives
+    choose their kernels by size: they keep exact keys.
+    """
+    symbols = {}
+    key = [ANY_EXTENT]
+    for node in order:
+        dtype = node.dtype
+        if dtype.__class__ is tuple:   # the outputs of a multi-output primitive
+            return None
+        shape = node.shape
+        if prod(shape) * dtype.itemsize > executor_for(node.device).any_extent_bytes:
+            return None
+        shape = tuple([n if n < 2 else symbols.setdefault(n, -1 - len(symbols)) for n in shape])
+        if node.buffer is not None:
+            key += (shape, dtype, node.device, node.layout or layout(node))
+            continue
+        op = node.op
+        if op not in ANY_EXTENT_PRIMITIVES:
+            return None
+        key += (op, node.attrs, shape, dtype, node.device)
+        key += [i.index for i in node.inputs]
+    key.append(tuple([n.index for n in outputs]))
+    return tuple(key)
 
 
 def take_views(order):

@@ -7,7 +7,10 @@
 The plan cache keys the result of every pass after collect by the graph's
 structure (primitives, attributes, shapes, dtypes, devices, input layouts),
 so the passes run once per structure and a cached plan only binds buffers
-and runs.
+and runs. A plan that runs at any extent (small elementwise work,
+reductions, products and transposes: `collect.extent_free_key`) is cached
+under that key too, so a new length of a small expression, or a new batch
+size of a small model, finds it.
 
 What a force point keeps besides the values asked for, the cost rule:
 
@@ -63,9 +66,10 @@ from math import prod
 from ..executors import executor_for
 from ..counters import counters
 from ..graph.node import Node, scope, retaining, toposort, tracing, users_of
-from ..graph.primitives import BOUND, ELEMENTWISE, EVALUATED, KEPT_KINDS, MOVEMENT, PRIMITIVES, REDUCE, STATE, UPDATE
+from ..graph.primitives import BOUND, ELEMENTWISE, EVALUATED, FUSED_OP, KEPT_KINDS, MOVEMENT, PRIMITIVES, REDUCE, STATE, \
+    UPDATE
 from ..references import HELD_ONCE, extra_references
-from .collect import collect, realized_by_views, take_views
+from .collect import ANY_EXTENT_PRIMITIVES, collect, extent_free_key, realized_by_views, take_views
 from . import observe
 from .fuse import fuse
 from .lower import executor_running, lower, transfer
@@ -85,7 +89,11 @@ PLAN_CACHE_BYTES = 32 << 20
 # most an eighth of the memory that recomputing it reads.
 REDUCTION_KEPT_RATIO = 8
 PLAN_BYTES, NODE_BYTES = 2700, 600
+# Exact keys that run a plan cached under an extent-free key (see realize).
+EXTENT_FREE_KEYS = 4096
 _plans = {}
+_keys_of = {}       # plan -> how many keys of _plans it is cached under (its exact and extent-free ones)
+_extent_free = {}   # exact key -> the extent-free key of its plan
 _cached_bytes = 0
 _uses = count()
 _lock = threading.RLock()
@@ -243,6 +251,18 @@ _FUSED_KINDS = (ELEMENTWISE, REDUCE, UPDATE)
 _NOT_MATERIALIZED = (MOVEMENT, BOUND, STATE)
 
 
+def _runs_at_any_extent(plan, order):
+    """Whether `plan`, built for `order`, a graph with an extent-free key,
+    runs at any extent: its steps are still the primitives that key allows
+    (the rewrite pass may have made a dot of flattened operands, whose
+    reshapes carry shapes) on one executor, and it keeps no reduction
+    (whether one is worth keeping depends on its extents)."""
+    if plan.keep and any(order[p].op.kind is REDUCE for p, _ in plan.keep[0]):
+        return False
+    return all(segment.transfer is None and all(s.op is FUSED_OP or s.op in ANY_EXTENT_PRIMITIVES for s in segment.steps)
+               for segment in plan.segments)
+
+
 def _held(order, keep):
     """For each candidate of `keep`, whether something outside the graph
     refers to it (an expensive one: directly or through a lazy node computed
@@ -326,8 +346,22 @@ def plan_bytes(plan):
     return nbytes
 
 
+def _remember_extent_free(key, any_extent):
+    """Remember that exact `key` runs the plan under `any_extent`, so that
+    its next force looks the plan up without working out that key again. A
+    key, not a plan: the cache's bound still decides which plans stay. At
+    most EXTENT_FREE_KEYS of them (a few hundred bytes each); when full, all go."""
+    if len(_extent_free) >= EXTENT_FREE_KEYS:
+        _extent_free.clear()
+    _extent_free[key] = any_extent
+
+
 def _cache(key, plan):
-    _make_room(plan_bytes(plan))
+    """Cache `plan` under `key`; its bytes count once however many keys it has."""
+    keys = _keys_of.get(plan, 0)
+    if not keys:
+        _make_room(plan_bytes(plan))
+    _keys_of[plan] = keys + 1
     _plans[key] = plan
 
 
@@ -338,9 +372,15 @@ def _make_room(nbytes, keeping=None):
     global _cached_bytes
     if _cached_bytes + nbytes > PLAN_CACHE_BYTES:
         for old in sorted(_plans, key=lambda k: _plans[k].used):
-            if _plans[old] is keeping:
+            plan = _plans[old]
+            if plan is keeping:
                 continue
-            _cached_bytes -= plan_bytes(_plans.pop(old))
+            del _plans[old]
+            keys = _keys_of.pop(plan) - 1
+            if keys:
+                _keys_of[plan] = keys
+                continue
+            _cached_bytes -= plan_bytes(plan)
             if _cached_bytes + nbytes <= PLAN_CACHE_BYTES * 3 // 4:
                 break
     _cached_bytes += nbytes
@@ -348,7 +388,7 @@ def _make_room(nbytes, keeping=None):
 
 def cached_plans():
     """(number of cached plans, the bytes they hold)."""
-    return len(_plans), _cached_bytes
+    return len(_keys_of), _cached_bytes
 
 
 def clear_plan_cache():
@@ -356,6 +396,8 @@ def clear_plan_cache():
     global _cached_bytes
     with _lock:
         _plans.clear()
+        _keys_of.clear()
+        _extent_free.clear()
         _cached_bytes = 0
 
 
@@ -385,10 +427,19 @@ def realize(nodes):
         start = observe.begin() if observed else 0.0
         order, requested, key, slots = collect(requested, scope.retaining > 0, _layout)   # slots: the input buffers so far
         plan = _plans.get(key)
-        built = plan is None
+        built = False
+        if plan is None:
+            any_extent = _extent_free.get(key) or extent_free_key(order, requested, _layout)
+            plan = None if any_extent is None else _plans.get(any_extent)
+            if plan is None:
+                plan = build_plan(order, requested)
+                built = True
+                _cache(key, plan)
+                if any_extent is not None and _runs_at_any_extent(plan, order):
+                    _cache(any_extent, plan)
+            else:
+                _remember_extent_free(key, any_extent)
         if built:
-            plan = build_plan(order, requested)
-            _cache(key, plan)
             counters["plans_built"] += 1
         else:
             counters["plan_cache_hits"] += 1

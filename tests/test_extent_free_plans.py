@@ -1,0 +1,151 @@
+"""Plans that run at any extent (scheduler.collect.extent_free_key): a small
+graph of elementwise work and reductions at a new length reuses the plan of
+another length and gives NumPy's values; extents that are equal, or 1, in
+one call and not in another get plans of their own; large values, movements
+and the dot rewrite keep exact keys."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import arrayx as xp
+from arrayx import debug
+from arrayx.scheduler import schedule
+
+pytestmark = pytest.mark.usefixtures("cpu_as_default_device")
+
+
+@pytest.fixture
+def counters():
+    schedule.clear_plan_cache()
+    debug.reset()
+    yield debug.counters
+    schedule.clear_plan_cache()
+
+
+def _expression(ns, x):
+    return ns.sum(ns.sin(x) * 2.0 + x)
+
+
+def test_a_small_expression_at_many_lengths_builds_one_plan_and_gives_numpys_values(counters):
+    for n in range(2, 202):
+        host = np.linspace(-3.0, 3.0, n)
+        # The same NumPy calls on the same values, whole-array: equal, not close.
+        assert float(_expression(xp, xp.asarray(host))) == _expression(np, host)
+    assert counters["plans_built"] == 1 and counters["plan_cache_hits"] == 199
+    assert schedule.cached_plans()[0] == 1   # one plan, under its exact key and its extent-free one
+
+
+def test_a_length_met_before_finds_its_plan_again_without_a_new_one(counters):
+    for n in (5, 7, 5, 7, 9):
+        float(_expression(xp, xp.asarray(np.ones(n))))
+    assert counters["plans_built"] == 1 and counters["plan_cache_hits"] == 4
+
+
+@pytest.mark.parametrize("shapes", [
+    [((4, 1), (1, 4)), ((4, 1), (1, 6))],     # equal extents, then different ones
+    [((3,), (3,)), ((3,), (1,))],             # an extent that becomes 1 broadcasts
+    [((2, 5), (5,)), ((5, 2), (2,))],         # the same pattern, transposed extents
+])
+def test_extents_equal_or_1_in_one_call_and_not_in_another_give_numpys_values(shapes, counters):
+    rng = np.random.default_rng(4)
+    for a_shape, b_shape in shapes:
+        a, b = rng.standard_normal(a_shape), rng.standard_normal(b_shape)
+        got = xp.max(xp.exp(xp.asarray(a)) * xp.asarray(b) - 1.0, axis=-1)
+        np.testing.assert_array_equal(np.asarray(got), np.max(np.exp(a) * b - 1.0, axis=-1))
+
+
+def test_extents_equal_in_one_call_and_different_in_another_get_plans_of_their_own(counters):
+    for m in (4, 6, 8):   # 4 equals the other extent; 6 and 8 share a pattern
+        a, b = np.ones((4, 1)), np.arange(float(m)).reshape(1, m)
+        np.testing.assert_array_equal(np.asarray(xp.asarray(a) + xp.asarray(b)), a + b)
+    assert counters["plans_built"] == 2
+
+
+def test_large_values_movements_and_the_dot_rewrite_keep_exact_keys(counters):
+    large = 1 << 16   # 512 KiB of float64, past the CPU executor's any_extent_bytes
+    for n in (large, large + 64):
+        assert float(_expression(xp, xp.asarray(np.ones(n)))) == _expression(np, np.ones(n))
+    assert counters["plans_built"] == 2
+    for n in (6, 8):   # a reshape holds its shape in its attributes
+        got = xp.sum(xp.reshape(xp.asarray(np.arange(float(n))) * 2.0, (2, n // 2)), axis=1)
+        np.testing.assert_array_equal(np.asarray(got), np.sum(np.arange(float(n)).reshape(2, n // 2) * 2.0, axis=1))
+    assert counters["plans_built"] == 4
+    for n in (3, 5):   # sum(x * y) over every axis becomes a dot of the flattened operands
+        x = np.arange(float(n * 2)).reshape(n, 2)
+        assert float(xp.sum(xp.asarray(x) * xp.asarray(x))) == float(np.sum(x * x))
+    assert counters["plans_built"] == 6
+
+
+def test_a_small_model_at_several_batch_sizes_builds_one_plan_and_its_variant_once(counters):
+    rng = np.random.default_rng(2)
+    w1, w2 = rng.standard_normal((8, 16)), rng.standard_normal((16, 3))
+    w1x, w2x = xp.asarray(w1), xp.asarray(w2)
+    for batch in (5, 7, 32, 7):
+        x = rng.standard_normal((batch, 8))
+        got = xp.max(xp.maximum(xp.asarray(x) @ w1x, 0.0) @ w2x, axis=1)
+        np.testing.assert_array_equal(np.asarray(got), np.max(np.maximum(x @ w1, 0.0) @ w2, axis=1))
+    # x @ w1 is a product the plan may keep; nobody holds it, so the plan without it runs (one variant).
+    assert counters["plans_built"] == 1 and counters["plan_variants_built"] == 1
+    for n in (6, 9):   # the dot of two vectors needs no reshape: one plan too
+        v = np.arange(float(n))
+        assert float(xp.sum(xp.asarray(v) * xp.asarray(v))) == float(v @ v)
+    assert counters["plans_built"] == 2
+
+
+def test_a_plan_that_may_keep_a_reduction_keeps_its_exact_key(counters):
+    # Whether a reduction is worth keeping depends on how much it shrinks its input.
+    for n in (4, 5):
+        x = xp.asarray(np.arange(n * 16.0).reshape(n, 16))
+        mean = xp.mean(x, axis=1, keepdims=True)
+        centered = x - mean
+        np.testing.assert_array_equal(np.asarray(centered), np.asarray(x) - np.mean(np.asarray(x), axis=1, keepdims=True))
+        del mean
+    assert counters["plans_built"] == 2
+
+
+def test_a_plan_under_two_keys_counts_its_bytes_once_in_the_bounded_cache(counters, monkeypatch):
+    smallest = schedule.plan_bytes(schedule.build_plan([xp.asarray(np.ones(2))._node], []))
+    monkeypatch.setattr(schedule, "PLAN_CACHE_BYTES", 40 * smallest)
+    w = xp.asarray(np.eye(4))
+
+    def total(x, k):   # a new structure for each k; its product is held by nobody once it returns
+        y = x @ w
+        for _ in range(k):
+            y = y * 1.5
+        return xp.sum(y)
+    for k in range(1, 80):
+        for x in (xp.asarray(np.ones((3, 4))), xp.asarray(np.ones((5, 4)))):   # two batch sizes
+            float(total(x, k))   # each plan gets a variant without the product, counted with it
+        count, nbytes = schedule.cached_plans()
+        assert count * smallest <= nbytes <= schedule.PLAN_CACHE_BYTES
+    assert counters["plans_built"] == 79 and counters["plan_variants_built"] == 79
+
+
+_UNARY = [(xp.exp, np.exp), (xp.abs, np.abs), (xp.negative, np.negative), (xp.tanh, np.tanh)]
+_BINARY = [(xp.add, np.add), (xp.multiply, np.multiply), (xp.maximum, np.maximum), (xp.subtract, np.subtract)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(ops=st.lists(st.tuples(st.booleans(), st.integers(0, 3)), min_size=1, max_size=6),
+       extents=st.lists(st.tuples(st.integers(1, 6), st.integers(1, 6)), min_size=2, max_size=3),
+       reduce_axis=st.sampled_from([None, 0, 1, -1]))
+def test_one_graph_at_several_extents_gives_numpys_values(ops, extents, reduce_axis):
+    """A random chain of elementwise operations on x (n, m) and y (1, m),
+    reduced or not, at several extents in a row: whichever plan runs
+    (built, or found under an extent-free key), NumPy's values."""
+    rng = np.random.default_rng(len(ops))
+    for n, m in extents:
+        x_np, y_np = rng.standard_normal((n, m)), rng.standard_normal((1, m))
+        x, y = xp.asarray(x_np), xp.asarray(y_np)
+        for binary, k in ops:
+            if binary:
+                x, x_np = _BINARY[k][0](x, y), _BINARY[k][1](x_np, y_np)
+            else:
+                x, x_np = _UNARY[k][0](x), _UNARY[k][1](x_np)
+        if reduce_axis != -1:
+            x, x_np = xp.sum(x, axis=reduce_axis), np.sum(x_np, axis=reduce_axis)
+        # Elementwise values are NumPy's own calls: equal. A sum runs NumPy's
+        # add.reduce as np.sum does, but a fused group may fold the rows of
+        # a reduction over leading axes first: a few ulps.
+        np.testing.assert_allclose(np.asarray(x), x_np, rtol=1e-13, atol=1e-13)
