@@ -57,8 +57,16 @@ def test_dtypes_of_a_kind_match_strict(kind):
     assert info.dtypes(kind=kind) == {name: getattr(xp, name) for name in expected}
 
 
+def test_dtypes_returns_a_dict_of_the_callers_own_each_time():
+    first = info.dtypes(kind="real floating")
+    first.clear()
+    first["float64"] = xp.int8
+    assert info.dtypes(kind="real floating") == {"float32": xp.float32, "float64": xp.float64}
+
+
 @pytest.mark.parametrize("call, error, name", [
     (lambda: info.dtypes(kind="floating"), ValueError, "dtypes"),
+    (lambda: info.dtypes(kind=["real floating"]), TypeError, "dtypes"),
     (lambda: info.dtypes(device="gpu"), ValueError, "dtypes"),
     (lambda: info.default_dtypes(device="gpu"), ValueError, "default_dtypes"),
 ])

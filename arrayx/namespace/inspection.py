@@ -4,6 +4,12 @@ from .. import dtypes as dt, executors
 from .build import check_device
 from .hints import DType, Device, DeviceLike
 
+# dtypes(kind=...) by kind: scikit-learn asks it several times per call, and
+# testing thirteen dtypes against a kind costs microseconds each time. Kinds
+# are a few names and dtypes; a bound keeps an odd caller from growing it.
+_dtypes_of_kind = {}
+_KINDS_REMEMBERED = 64
+
 
 class Info:
     """What this namespace supports, as the standard's inspection API reports it."""
@@ -87,8 +93,16 @@ class Info:
             An unknown device or kind name.
         """
         check_device(device, "dtypes")
-        from .data_types import is_kind
-        return {str(d): d for d in dt.STANDARD if kind is None or is_kind(d, kind, "dtypes")}
+        try:
+            found = _dtypes_of_kind.get(kind)
+        except TypeError:   # unhashable: is_kind names it
+            found = None
+        if found is None:
+            from .data_types import is_kind
+            found = {str(d): d for d in dt.STANDARD if kind is None or is_kind(d, kind, "dtypes")}
+            if len(_dtypes_of_kind) < _KINDS_REMEMBERED:
+                _dtypes_of_kind[kind] = found
+        return dict(found)   # the caller's own dict
 
     def devices(self) -> tuple[Device, ...]:
         """Returns a list of supported devices which are available at runtime.
