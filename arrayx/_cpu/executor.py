@@ -19,10 +19,12 @@ class CPUExecutor(Executor):
     fuses = True
     fused_groups_end_in_arg_reductions = True
     updates_in_place = True
-    # Below a quarter of a fused group's blocked size and of a pooled
-    # product, a fused group runs as whole-array NumPy calls, which take any
-    # extent: a new length (a batch, a sequence) reuses the plan.
-    any_extent_bytes = min(BLOCKED_MIN_BYTES, POOLED_PRODUCT_BYTES) // 4
+    # With at most this many points a value, a fused group's points times
+    # its widest item (16 bytes, complex128) stay below the size it runs in
+    # blocks from, and a product's below the size it is pooled from: every
+    # kernel is a whole-array NumPy call, which takes any extent, so a new
+    # length (a batch, a sequence) reuses the plan.
+    any_extent_points = min(BLOCKED_MIN_BYTES, POOLED_PRODUCT_BYTES) // 16
 
     def runs(self, op, in_dtypes, dtype):
         # Every primitive with a kernel, on every dtype; one without a kernel

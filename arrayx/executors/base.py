@@ -81,13 +81,13 @@ class Executor(ABC):
     # Whether `sum(x * y)` over every axis pays as a dot product of the
     # flattened operands (the scheduler's rewrite pass).
     dot_pays = True
-    # Values of at most this many bytes make a plan of elementwise work,
+    # Values of at most this many points make a plan of elementwise work,
     # reductions, products and transposes that runs at any extent: its
     # compiled kernels depend on the layouts of the values and on which
     # extents are equal or 1, never on the extents themselves (see
     # scheduler.collect.extent_free_key). 0: every plan is built for its
     # exact shapes.
-    any_extent_bytes = 0
+    any_extent_points = 0
 
     @abstractmethod
     def from_host(self, array, copy=True):

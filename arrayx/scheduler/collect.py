@@ -150,7 +150,7 @@ def extent_free_key(order, outputs, layout):
 
     A plan runs at any extent when it is elementwise work, reductions with
     a monoid, products and transposes over values its executor computes as
-    whole-array calls (`Executor.any_extent_bytes`): NumPy's calls take any
+    whole-array calls (`Executor.any_extent_points`): NumPy's calls take any
     extent, and what the passes decide (fusion, temporaries written into,
     lifetimes, which products to keep) follows from which extents are equal
     or 1, which this key keeps. So a new length of a small expression, or a
@@ -165,7 +165,7 @@ def extent_free_key(order, outputs, layout):
         if dtype.__class__ is tuple:   # the outputs of a multi-output primitive
             return None
         shape = node.shape
-        if prod(shape) * dtype.itemsize > executor_for(node.device).any_extent_bytes:
+        if prod(shape) > executor_for(node.device).any_extent_points:
             return None
         shape = tuple([n if n < 2 else symbols.setdefault(n, -1 - len(symbols)) for n in shape])
         if node.buffer is not None:
