@@ -136,6 +136,28 @@ def writes_into_input(group):
             and out_ufunc(IMPLS[root.op.name](root.op, root.attrs, root.shape, root.dtype)) is not None)
 
 
+# Compiled code of the functions FusedKernel generates, by their text. The
+# text names kernels and constants but holds no shape, so a group at a new
+# extent, a plan's variant or another graph with the same instructions reuses
+# it: compiling is most of the cost of building a kernel. Texts are few (one
+# per instruction pattern); a bound keeps odd programs from growing it.
+_compiled = {}
+_COMPILED_TEXTS = 4096
+
+
+def generated(lines, names, name):
+    """The function `name` that the Python source `lines` defines, run with
+    the global `names` (the kernels and constants it calls)."""
+    text = "\n".join(lines)
+    code = _compiled.get(text)
+    if code is None:
+        if len(_compiled) >= _COMPILED_TEXTS:
+            _compiled.clear()
+        code = _compiled[text] = compile(text, "<fused group>", "exec")
+    exec(code, names)
+    return names[name]
+
+
 class FusedKernel:
     """A callable running one FusedGroup over NumPy buffers, its blocks on
     at most `threads` threads (None: workers.THREADS, every core).
@@ -183,12 +205,14 @@ class FusedKernel:
             self.acc_shape = reduced_shape(group.shape, axes, True)
             self.source = self.reduction.args[0]
         self.whole_arrays = self._whole_array_function()
-        self.block = self._block_function(elementwise)
         # The path is chosen once: a cached plan on small arrays then calls
-        # the generated whole-array function and nothing else.
+        # the generated whole-array function and nothing else (and the block
+        # function is generated only for groups that run in blocks).
         if group.size * self.itemsize < BLOCKED_MIN_BYTES or self._tiling() is None:
+            self.block = None
             self.function = self.whole_arrays
         else:
+            self.block = self._block_function(elementwise)
             self.function = self._blocked_outputs
 
     # planning (once per group)
@@ -237,8 +261,7 @@ class FusedKernel:
                 kernels[f"f{k}"] = self.fns[k]
                 lines.append(f"    v{n_in + k} = f{k}({args})")
         lines.append(f"    return {', '.join(f'v{o}' for o in self.group.outputs)}")
-        exec("\n".join(lines), kernels)
-        return kernels["run"]
+        return generated(lines, kernels, "run")
 
     def _block_registers(self, elementwise):
         """Per instruction, where its value goes in a block: ("t", r), block
@@ -326,8 +349,7 @@ class FusedKernel:
             else:
                 lines.append(f"    v{value} = f{k}({args})")
         lines.append(f"    return v{self.source}" if self.reduction is not None else "    return None")
-        exec("\n".join(lines), kernels)
-        return kernels["block"]
+        return generated(lines, kernels, "block")
 
     # running
 
