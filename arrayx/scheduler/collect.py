@@ -19,7 +19,8 @@ Python's recursion limit) gives, in a single pass over the nodes:
 
 When the plan cache has no plan under that key, `extent_free_key` gives the
 key of the same graph with its extents replaced by symbols, under which a
-plan of small elementwise work and reductions serves every extent.
+plan of small elementwise work, reductions, products and transposes serves
+every extent.
 
 Two kinds of node are realized by the walk itself, without a step, and then
 enter the plan as inputs: a 0-d `full` leaf (a Python scalar in the graph)
