@@ -12,42 +12,11 @@ reductions, products and transposes: `collect.extent_free_key`) is cached
 under that key too, so a new length of a small expression, or a new batch
 size of a small model, finds it.
 
-What a force point keeps besides the values asked for, the cost rule:
-
-- An expensive result (a contraction, a decomposition or another linalg
-  call, an FFT, a sort: `KEPT_KINDS`, and every output of a multi-output
-  primitive together) is kept, as a realized leaf, when something other than
-  this force's graph still refers to it or to a lazy node computed from it:
-  an array the user holds, another node. Recomputing it would cost more than
-  holding it, and the reference says it may be needed again. `svd`'s U, S
-  and Vh forced at two force points run one SVD.
-- A reduction that reads at least REDUCTION_KEPT_RATIO points per point it
-  writes (a mean over rows, a norm) is kept on the same terms: recomputing
-  it reads its whole input again, and the fused work before it, while
-  holding it costs a small part of that input's memory. `mn = mean(x)` that
-  a check forces and the next expression reads again runs one pass over x.
-- A cheap result is kept when the plan computes it into a buffer of its
-  own anyway (a slice, a product or another step outside fusion reads it)
-  and something else holds it: `y = y * c + d; float(y[0])` in a loop then
-  computes each `y` once, and keeping costs no memory the user did not
-  already hold through `y`'s graph.
-- Other cheap elementwise work is not kept: it lives in a fused group's
-  registers or blocks, recomputing it costs about what reading it back
-  would, and holding every intermediate would hold memory NumPy frees. An
-  intermediate that a second force point needs again (it was computed
-  before and still is not realized) is kept the second time: without that,
-  `float(r[i])` for every `i` of a lazy `r` recomputes all of `r` once per
-  element.
-- Nodes computed inside `retain_history()` are pinned instead: autodiff walks
-  their history again (each call of a `vjp` function), so they are never
-  turned into leaves.
-
-Whether a candidate is held is known only at the force, from reference
-counts. A cached plan computes every candidate into an output of its own;
-a force that finds some of them held by nobody runs a variant built without
-those (once per pattern of held candidates, cached with the plan), where
-they are intermediates like any other: freed at their last use, or written
-into by the step that reads them last.
+What a force point keeps besides the values asked for is `keep`'s cost
+rule. Whether a candidate is held is known only at the force, from
+reference counts; a cached plan computes every candidate into an output of
+its own, and a force that finds some of them held by nobody runs a variant
+built without those (`_variant`).
 
 Force points are serialized by one lock: two threads forcing overlapping
 graphs would otherwise each see the other's half-realized nodes, and a plan
@@ -65,11 +34,11 @@ from math import prod
 
 from ..executors import executor_for
 from ..counters import counters
-from ..graph.node import Node, scope, retaining, toposort, tracing, users_of
-from ..graph.primitives import BOUND, ELEMENTWISE, EVALUATED, FUSED_OP, KEPT_KINDS, MOVEMENT, PRIMITIVES, REDUCE, STATE, \
-    UPDATE
+from ..graph.node import Node, scope, retaining, toposort, tracing
+from ..graph.primitives import BOUND, EVALUATED, FUSED_OP, MOVEMENT, PRIMITIVES, REDUCE, STATE, UPDATE
 from ..references import HELD_ONCE, extra_references
 from .collect import ANY_EXTENT_PRIMITIVES, collect, extent_free_key, realized_by_views, take_views
+from .keep import expensive_candidates, held_candidates, keep_watch, materialized_candidates, reduction_candidates
 from . import observe
 from .fuse import fuse
 from .lower import executor_running, lower, transfer
@@ -84,10 +53,6 @@ from .slots import assign_slots
 # (steps, their kernels, the key), within 10 % for a 5-node fused
 # expression (5.7 KB) and a 63-node unfused one (40 KB).
 PLAN_CACHE_BYTES = 32 << 20
-# A reduction reading at least this many points per point it writes is kept
-# as an expensive result is (see the module docstring): holding it costs at
-# most an eighth of the memory that recomputing it reads.
-REDUCTION_KEPT_RATIO = 8
 PLAN_BYTES, NODE_BYTES = 2700, 600
 # Exact keys that run a plan cached under an extent-free key (see realize).
 EXTENT_FREE_KEYS = 4096
@@ -150,7 +115,7 @@ def build_plan(order, requested, bound=False, candidates=True):
     the plan runs (a compiled computation); at a force point they have no
     value, and neither has an assign, which only a computation carries out.
     Without `candidates` (and with `bound`), the plan computes `requested`
-    and keeps nothing else (see the module docstring).
+    and keeps nothing else (see `keep`).
     """
     if not bound:
         unbound = [n for n in order if n.buffer is None and n.op.kind in (BOUND, STATE)]
@@ -174,83 +139,6 @@ def build_plan(order, requested, bound=False, candidates=True):
     return Plan(n_slots, segments, outputs, [g.program for g in groups], size, inputs if bound else None, keep)
 
 
-def expensive_candidates(order, requested):
-    """The expensive nodes of `order` (KEPT_KINDS) that a force may keep."""
-    wanted = set(requested)
-    return [n for n in order if n.buffer is None and n.op.kind in KEPT_KINDS and n not in wanted]
-
-
-def materialized_candidates(order, requested, collected):
-    """The cheap nodes of the rewritten `order`, also in the `collected` one,
-    that the plan computes into a buffer of their own because a user outside
-    fusion reads them (a slice, a product): a force may keep them."""
-    wanted = set(requested)
-    users = users_of(order)
-    seen = set(collected)
-    return [n for n in order
-            if n.buffer is None and n in seen and n not in wanted and n.op.kind not in _NOT_MATERIALIZED
-            and any(u.op.kind not in _FUSED_KINDS for u in users.get(n, ()))]
-
-
-def reduction_candidates(order, requested, collected, groups):
-    """The reductions of the rewritten `order`, also in the `collected` one,
-    that read at least REDUCTION_KEPT_RATIO points per point they write and
-    that the plan computes into a buffer of their own anyway (a group's root
-    or a step of their own; a row reduction inside a group is not one): a
-    force may keep them."""
-    wanted = set(requested)
-    seen = set(collected)
-    inside = {m for g in groups for m in g.members[:-1]}
-    return [n for n in order
-            if n.op.kind == REDUCE and n.buffer is None and n in seen and n not in wanted and n not in inside
-            and prod(n.inputs[0].shape) >= REDUCTION_KEPT_RATIO * prod(n.shape)]
-
-
-def keep_watch(order, requested, candidates):
-    """What a force checks to keep `candidates`, (node, through) pairs in
-    the order of their output slots: (candidates, watch), or ().
-
-    A candidate is then (position in `order`, the collect order; through): an
-    expensive one is kept when it or a lazy node computed from it is held
-    (`through`), a materialized one only when held itself. `watch` holds
-    (position, references from the graph, positions of its watched users)
-    for every candidate and every node computed from an expensive one up to
-    the requested ones or the next expensive ones, users first. At a force,
-    a watched node with more references than the graph's is held by
-    something else. Positions and counts follow from the graph's structure,
-    which the plan key fixes.
-    """
-    if not candidates:
-        return ()
-    expensive = [n for n, through in candidates if through]
-    # The watch stops at requested nodes (realized by this force) and at other
-    # expensive ones (held through their own users, they are kept themselves,
-    # so what lies below them is not needed again).
-    stops = set(requested) | set(expensive)
-    position = {n: i for i, n in enumerate(order)}
-    users = users_of(order)
-    watched = {n for n, _ in candidates}
-    through = set()
-    stack = list(expensive)
-    while stack:
-        for user in users.get(stack.pop(), ()):
-            if user not in stops and user not in through:
-                through.add(user)
-                watched.add(user)
-                stack.append(user)
-    watch = tuple((position[n], len(users.get(n, ())), tuple(position[u] for u in users.get(n, ()) if u in through))
-                  for n in sorted(watched, key=position.get, reverse=True))
-    return tuple((position[n], through) for n, through in candidates), watch
-
-
-# Users that a producer may fuse with, and updates (which may write into
-# their input when nothing else holds it): any other user makes the producer
-# a buffer of its own.
-_FUSED_KINDS = (ELEMENTWISE, REDUCE, UPDATE)
-# Views (no buffer of their own), and leaves a computation binds.
-_NOT_MATERIALIZED = (MOVEMENT, BOUND, STATE)
-
-
 def _runs_at_any_extent(plan, order):
     """Whether `plan`, built for `order`, a graph with an extent-free key,
     runs at any extent: its steps are still the primitives that key allows
@@ -261,23 +149,6 @@ def _runs_at_any_extent(plan, order):
         return False
     return all(segment.transfer is None and all(s.op is FUSED_OP or s.op in ANY_EXTENT_PRIMITIVES for s in segment.steps)
                for segment in plan.segments)
-
-
-def _held(order, keep):
-    """For each candidate of `keep`, whether something outside the graph
-    refers to it (an expensive one: directly or through a lazy node computed
-    from it): the force keeps those."""
-    candidates, watch = keep
-    held, through_users = {}, {}
-    for position, refs, users in watch:
-        h = held[position] = extra_references(order, position) > refs
-        if not h:
-            for u in users:   # no any() or zip below: each costs more than its loop here (CPython 3.11)
-                if through_users[u]:
-                    h = True
-                    break
-        through_users[position] = h
-    return tuple([(through_users if through else held)[p] for p, through in candidates])
 
 
 def _variant(plan, held, order, requested, kept):
@@ -446,7 +317,7 @@ def realize(nodes):
         plan.used = next(_uses)
         kept = ()
         if plan.keep:
-            held = _held(order, plan.keep)
+            held = held_candidates(order, plan.keep)
             kept = [order[p] for (p, _), h in zip(plan.keep[0], held) if h]
             if len(kept) < len(held):
                 plan = _variant(plan, held, order, requested, kept)
