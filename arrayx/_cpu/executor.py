@@ -1,6 +1,8 @@
 """The CPU executor: NumPy buffers, primitives as NumPy calls (kernels.py),
 fused groups over cache-sized blocks on all cores (fused.py)."""
 
+import operator
+
 import numpy as np
 
 from ..dtypes import FROM_NUMPY
@@ -68,8 +70,8 @@ class CPUExecutor(Executor):
         # A NumPy scalar: a copy of the element, as from_scalar's 0-d buffers are.
         return buffer[index]
 
-    def write_element(self, buffer, index, value):
-        buffer[index] = value
+    # buffer[index] = value, called without a Python frame: element loops write a thousand times.
+    write_element = staticmethod(operator.setitem)
 
     def free_held_memory(self):
         memory.release()

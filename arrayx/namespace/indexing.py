@@ -29,8 +29,9 @@ import numpy as np
 from .. import dtypes as dt
 from ..dtypes import PYTHON_SCALARS
 from ..graph.primitives import broadcast_shapes, slice_shape
-from ..scheduler.schedule import read_element, realize, write_element
+from ..scheduler.schedule import read_element, realize, update_in_place, write_element
 from .array_object import Array
+from .hints import Key, Operand
 from .build import (P, astype_node, broadcast_node, buffer_node, dynamic, make, node_of, normalize_axis,
                     reshape_node, same_device, scalar_node, wrap)
 
@@ -431,7 +432,35 @@ def _lazy_mask(node, items, vnode):
     return make(P["where"], (cond, reshape_node(vnode, vshape), node))
 
 
-def write_one_element(x, key, value):
+def assign(self, key: Key, value: Operand, /) -> None:
+    """Sets self[key] to value: self becomes a new value; arrays computed from its old value keep it.
+
+    Parameters
+    ----------
+    key : int | slice | ellipsis | None | Array | tuple of them
+        As for __getitem__.
+    value : Array | bool | int | float | complex
+        Broadcast to the indexed shape and cast to self's dtype.
+
+    Raises
+    ------
+    IndexError
+        An index out of bounds; self keeps its value.
+    """
+    if _write_one_element(self, key, value):
+        return
+    old = self._node
+    node = setitem(self, key, value)._node
+    self._node = node
+    del old   # the update may write into the old value only if nothing else holds it
+    try:
+        update_in_place(node)
+    except BaseException:
+        self._node = node.inputs[0] if node.inputs else node
+        raise
+
+
+def _write_one_element(x, key, value):
     """x[key] = value written at once into x's buffer: True when `key`
     selects one element in range, `value` is a Python scalar that `setitem`
     would store unchanged in x's dtype or a realized 0-d array of that dtype
@@ -453,28 +482,25 @@ def write_one_element(x, key, value):
         value = v.buffer
     elif not _stored_exactly(value, node.dtype):
         return False
-    index = _element_index(node.shape, key)
+    shape = node.shape
     del node   # write_element counts the node's holders: x alone
+    if type(key) is tuple and len(key) == 2 == len(shape):
+        i, j = key   # a matrix element in range, the loops' common key: checked here, without a loop
+        if type(i) is int and type(j) is int and 0 <= i < shape[0] and 0 <= j < shape[1]:
+            return write_element(x, key, value)
+    index = _element_index(shape, key)
     return index is not None and write_element(x, index, value)
 
 
 def _element_index(shape, key):
     """One non-negative int per axis, when `key` selects one element in range;
-    else None. Element loops call this a thousand times: non-negative ints
-    in range (the common key) are returned as they are."""
+    else None."""
     if type(key) is int:
         key = (key,)
     elif type(key) is not tuple:
         return None
     if len(key) != len(shape):
         return None
-    axis = 0   # no zip: building one costs more than this loop (CPython 3.11)
-    for i in key:
-        if type(i) is not int or not 0 <= i < shape[axis]:
-            break
-        axis += 1
-    else:
-        return key
     index = []
     for i, n in zip(key, shape):
         if type(i) is not int or not -n <= i < n:

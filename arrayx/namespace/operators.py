@@ -11,7 +11,6 @@ from types import ModuleType
 import numpy as np
 
 from .. import dtypes as dt
-from ..scheduler.schedule import update_in_place
 from . import creation, elementwise as ew, indexing, linear_algebra, manipulation
 from .array_object import Array
 from .hints import DeviceLike, Key, Operand
@@ -190,34 +189,6 @@ def _getitem(self, key: Key, /) -> Array:
     return indexing.getitem(self, key)
 
 
-def _setitem(self, key: Key, value: Operand, /) -> None:
-    """Sets self[key] to value: self becomes a new value; arrays computed from its old value keep it.
-
-    Parameters
-    ----------
-    key : int | slice | ellipsis | None | Array | tuple of them
-        As for __getitem__.
-    value : Array | bool | int | float | complex
-        Broadcast to the indexed shape and cast to self's dtype.
-
-    Raises
-    ------
-    IndexError
-        An index out of bounds; self keeps its value.
-    """
-    if indexing.write_one_element(self, key, value):
-        return
-    old = self._node
-    node = indexing.setitem(self, key, value)._node
-    self._node = node
-    del old   # the update may write into the old value only if nothing else holds it
-    try:
-        update_in_place(node)
-    except BaseException:
-        self._node = node.inputs[0] if node.inputs else node
-        raise
-
-
 def install(namespace):
     """Put the methods written with namespace functions on Array;
     `__array_namespace__` returns `namespace` (the arrayx module)."""
@@ -235,7 +206,7 @@ def install(namespace):
         return namespace
 
     methods = _operator_methods() + [
-        ("to_device", _to_device), ("__getitem__", _getitem), ("__setitem__", _setitem),
+        ("to_device", _to_device), ("__getitem__", _getitem), ("__setitem__", indexing.assign),
         ("__array_namespace__", __array_namespace__),
     ]
     for name, method in methods:

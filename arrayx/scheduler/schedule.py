@@ -419,10 +419,10 @@ def write_element(array, index, value):
     the last buffer written (a buffer keeps its memory while it lives)."""
     global _writable
     node = array._node
-    if node.inputs or sys.getrefcount(node) != HELD_ONCE:
+    if node.inputs or _refcount(node) != HELD_ONCE:
         return False
     buffer = node.buffer
-    if sys.getrefcount(buffer) != HELD_ONCE or scope.retaining or scope.tracing:
+    if _refcount(buffer) != HELD_ONCE or scope.retaining or scope.tracing:
         return False
     last, ex = _writable
     if last() is not buffer:
@@ -440,6 +440,9 @@ def write_element(array, index, value):
 
 def _no_buffer():
     return None
+
+
+_refcount = sys.getrefcount
 
 
 # (weak reference to the last buffer write_element wrote into, its executor)
