@@ -255,6 +255,22 @@ def test_a_product_nobody_holds_dies_at_its_last_use_and_the_next_group_writes_i
     np.testing.assert_allclose(np.asarray(c), a @ b, rtol=1e-13)
 
 
+def test_a_small_product_nobody_holds_is_computed_and_dropped_without_a_variant(counters):
+    # 30x30 float64 (7 kB) is below keep.VARIANT_MIN_BYTES: a second build would cost more than it saves.
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((30, 8)), rng.standard_normal((8, 30))
+    xa, xb = xp.asarray(a), xp.asarray(b)
+    got = [np.asarray(xp.exp(xa @ xb) * 0.5 + 1.0) for _ in range(2)]
+    for g in got:
+        np.testing.assert_allclose(g, np.exp(a @ b) * 0.5 + 1.0, rtol=1e-13)   # one BLAS call, then elementwise
+    assert counters["plans_built"] == 1 and counters["plan_variants_built"] == 0
+    assert counters["results_kept"] == 0 and counters["plan_cache_hits"] == 1
+    c = xa @ xb                                   # now held: the same plan keeps it
+    np.asarray(xp.exp(c) * 0.5 + 1.0)
+    assert counters["results_kept"] == 1 and c._node.buffer is not None and counters["plans_built"] == 1
+    np.testing.assert_allclose(np.asarray(c), a @ b, rtol=1e-13)
+
+
 def test_fused_groups_of_a_graph_with_a_product_keeps_nothing():
     a = xp.asarray(np.ones((3, 3)))
     c = a @ a + 1.0

@@ -33,7 +33,8 @@ counts. A cached plan computes every candidate into an output of its own;
 a force that finds some of them held by nobody runs a variant built without
 those (`schedule`; once per pattern of held candidates, cached with the plan), where
 they are intermediates like any other: freed at their last use, or written
-into by the step that reads them last.
+into by the step that reads them last. Where those would hold fewer than
+VARIANT_MIN_BYTES, the force runs the plan itself and drops them instead.
 
 `build_plan` asks the functions below for the candidates of a graph and
 `keep_watch` for what a force checks to keep them; `held_candidates` answers,
@@ -50,6 +51,16 @@ from ..references import extra_references
 # as an expensive result is (see the module docstring): holding it costs at
 # most an eighth of the memory that recomputing it reads.
 REDUCTION_KEPT_RATIO = 8
+
+
+# Candidates held by nobody get a variant of the plan that computes them as
+# intermediates only when they hold at least this many bytes: building a
+# variant costs as much as building a plan (about half a millisecond for a
+# small graph, paid again at every new shape), more than a run saves by
+# freeing or writing into a few small results. Larger ones get it: ten
+# k-means steps held twenty 64 MB results without, and a step that writes
+# into a dying product saves allocating its result.
+VARIANT_MIN_BYTES = 1 << 16
 
 
 def expensive_candidates(order, requested):
@@ -144,3 +155,15 @@ def held_candidates(order, keep):
                     break
         through_users[position] = h
     return tuple([(through_users if through else held)[p] for p, through in candidates])
+
+
+def worth_a_variant(candidates, held):
+    """Whether the `candidates` (nodes) that `held` says nobody holds would
+    hold VARIANT_MIN_BYTES or more to the end of a run."""
+    nbytes = 0
+    for node, h in zip(candidates, held):
+        if not h:
+            multi = node.dtype.__class__ is tuple   # a multi-output node: one (shape, dtype) per output
+            for shape, dtype in zip(node.shape, node.dtype) if multi else ((node.shape, node.dtype),):
+                nbytes += prod(shape) * dtype.itemsize
+    return nbytes >= VARIANT_MIN_BYTES

@@ -38,7 +38,8 @@ from ..graph.node import Node, scope, retaining, toposort, tracing
 from ..graph.primitives import BOUND, EVALUATED, FUSED_OP, MOVEMENT, PRIMITIVES, REDUCE, STATE, UPDATE
 from ..references import HELD_ONCE, extra_references
 from .collect import ANY_EXTENT_PRIMITIVES, collect, extent_free_key, realized_by_views, take_views
-from .keep import expensive_candidates, held_candidates, keep_watch, materialized_candidates, reduction_candidates
+from .keep import (expensive_candidates, held_candidates, keep_watch, materialized_candidates, reduction_candidates,
+                   worth_a_variant)
 from . import observe
 from .fuse import fuse
 from .lower import executor_running, lower, transfer
@@ -315,12 +316,16 @@ def realize(nodes):
         else:
             counters["plan_cache_hits"] += 1
         plan.used = next(_uses)
-        kept = ()
+        kept = ()   # the candidates computed into outputs, None for one computed and dropped
         if plan.keep:
             held = held_candidates(order, plan.keep)
-            kept = [order[p] for (p, _), h in zip(plan.keep[0], held) if h]
-            if len(kept) < len(held):
-                plan = _variant(plan, held, order, requested, kept)
+            kept = [order[p] for p, _ in plan.keep[0]]
+            if not all(held):
+                if worth_a_variant(kept, held):
+                    kept = [n for n, h in zip(kept, held) if h]
+                    plan = _variant(plan, held, order, requested, kept)
+                else:
+                    kept = [n if h else None for n, h in zip(kept, held)]
         del order
         plan.run(slots)
         counters["realizations"] += 1
@@ -331,11 +336,11 @@ def realize(nodes):
         for node in requested:
             node.realize_as(slots[outputs[i]], EVALUATED)
             i += 1
-        if kept:
-            for node in kept:
+        for node in kept:
+            if node is not None:
                 node.realize_as(slots[outputs[i]], EVALUATED)
-                i += 1
-            counters["results_kept"] += len(kept)
+                counters["results_kept"] += 1
+            i += 1
 
 
 def evaluate(nodes):
