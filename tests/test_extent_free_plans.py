@@ -105,17 +105,19 @@ def test_a_small_model_at_several_batch_sizes_builds_one_plan(counters):
     assert counters["plans_built"] == 2
 
 
-def test_a_plan_that_may_keep_a_reduction_keeps_its_exact_key(counters):
-    # Whether a reduction is worth keeping depends on how much it shrinks its input.
-    for n in (4, 5):
-        x = xp.asarray(np.arange(n * 16.0).reshape(n, 16))
+def test_a_plan_that_may_keep_a_reduction_runs_where_the_reduction_shrinks_as_much(counters):
+    # Whether a reduction is worth keeping depends on how much it shrinks its input: the key holds that.
+    for n, m in ((4, 16), (5, 16), (6, 9), (5, 4), (7, 3)):
+        a = np.arange(n * m, dtype=float).reshape(n, m)
+        x = xp.asarray(a)
         mean = xp.mean(x, axis=1, keepdims=True)
-        centered = x - mean
-        np.testing.assert_array_equal(np.asarray(centered), np.asarray(x) - np.mean(np.asarray(x), axis=1, keepdims=True))
-        del mean
-    assert counters["plans_built"] == 2
-
-
+        kept = counters["results_kept"]
+        assert not bool(xp.any(xp.isnan(mean)))   # a check forces the mean while the user holds it
+        assert counters["results_kept"] - kept == (m >= keep.REDUCTION_KEPT_RATIO)   # its row sums, where worth it
+        np.testing.assert_array_equal(np.asarray(x - mean), a - np.mean(a, axis=1, keepdims=True))
+    # The check's plan where the sum reads 8 points or more per point it writes, the one where it reads
+    # fewer, and the subtraction's plan (the same whether it reads the kept sums or not, as a leaf).
+    assert counters["plans_built"] == 4
 def test_a_plan_under_two_keys_counts_its_bytes_once_in_the_bounded_cache(counters, monkeypatch):
     smallest = schedule.plan_bytes(schedule.build_plan([xp.asarray(np.ones(2))._node], []))
     monkeypatch.setattr(schedule, "PLAN_CACHE_BYTES", 40 * smallest)

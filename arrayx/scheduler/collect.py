@@ -42,6 +42,7 @@ from math import prod
 
 from ..executors import executor_for
 from ..graph.primitives import ARG_REDUCE_OPS, BUFFER, CONTRACTION, ELEMENTWISE, MOVEMENT, PRIMITIVES, REDUCE
+from .keep import shrinks_enough
 
 _FULL = PRIMITIVES["full"]
 
@@ -154,8 +155,10 @@ def extent_free_key(order, outputs, layout):
     whole-array calls (`Executor.any_extent_points`): NumPy's calls take any
     extent, and what the passes decide (fusion, temporaries written into,
     lifetimes, which products to keep) follows from which extents are equal
-    or 1, which this key keeps. So a new length of a small expression, or a
-    new batch size of a small model, runs the plan of another. The other
+    or 1, which this key keeps, and from whether each reduction shrinks its
+    input enough to be kept (`keep.shrinks_enough`), which the key holds
+    too. So a new length of a small expression, or a new batch size of a
+    small model, runs the plan of another. The other
     movements carry shapes in their attributes and the other primitives
     choose their kernels by size: they keep exact keys.
     """
@@ -176,6 +179,8 @@ def extent_free_key(order, outputs, layout):
         if op not in ANY_EXTENT_PRIMITIVES:
             return None
         key += (op, node.attrs, shape, dtype, node.device)
+        if op.kind is REDUCE and node not in outputs:   # whether the plan may keep it (a str: ints are inputs)
+            key.append("may keep" if shrinks_enough(node) else "never keeps")
         key += [i.index for i in node.inputs]
     key.append(tuple([n.index for n in outputs]))
     return tuple(key)

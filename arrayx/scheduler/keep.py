@@ -92,7 +92,14 @@ def reduction_candidates(order, requested, collected, groups):
     inside = {m for g in groups for m in g.members[:-1]}
     return [n for n in order
             if n.op.kind == REDUCE and n.buffer is None and n in seen and n not in wanted and n not in inside
-            and prod(n.inputs[0].shape) >= REDUCTION_KEPT_RATIO * prod(n.shape)]
+            and shrinks_enough(n)]
+
+
+def shrinks_enough(reduction):
+    """Whether the reduction node reads REDUCTION_KEPT_RATIO points or more
+    per point it writes: worth keeping (the one fact about a plan's keeping
+    that its extents decide, so an extent-free key holds it)."""
+    return prod(reduction.inputs[0].shape) >= REDUCTION_KEPT_RATIO * prod(reduction.shape)
 
 
 def keep_watch(order, requested, candidates):

@@ -35,7 +35,7 @@ from math import prod
 from ..executors import executor_for
 from ..counters import counters
 from ..graph.node import Node, scope, retaining, toposort, tracing
-from ..graph.primitives import BOUND, EVALUATED, FUSED_OP, MOVEMENT, PRIMITIVES, REDUCE, STATE, UPDATE
+from ..graph.primitives import BOUND, EVALUATED, FUSED_OP, MOVEMENT, PRIMITIVES, STATE, UPDATE
 from ..references import HELD_ONCE, extra_references
 from .collect import ANY_EXTENT_PRIMITIVES, collect, extent_free_key, realized_by_views, take_views
 from .keep import (expensive_candidates, held_candidates, keep_watch, materialized_candidates, reduction_candidates,
@@ -140,14 +140,11 @@ def build_plan(order, requested, bound=False, candidates=True):
     return Plan(n_slots, segments, outputs, [g.program for g in groups], size, inputs if bound else None, keep)
 
 
-def _runs_at_any_extent(plan, order):
-    """Whether `plan`, built for `order`, a graph with an extent-free key,
-    runs at any extent: its steps are still the primitives that key allows
-    (the rewrite pass may have made a dot of flattened operands, whose
-    reshapes carry shapes) on one executor, and it keeps no reduction
-    (whether one is worth keeping depends on its extents)."""
-    if plan.keep and any(order[p].op.kind is REDUCE for p, _ in plan.keep[0]):
-        return False
+def _runs_at_any_extent(plan):
+    """Whether `plan`, built for a graph with an extent-free key, runs at
+    any extent: its steps are still the primitives that key allows (the
+    rewrite pass may have made a dot of flattened operands, whose reshapes
+    carry shapes) on one executor."""
     return all(segment.transfer is None and all(s.op is FUSED_OP or s.op in ANY_EXTENT_PRIMITIVES for s in segment.steps)
                for segment in plan.segments)
 
@@ -307,7 +304,7 @@ def realize(nodes):
                 plan = build_plan(order, requested)
                 built = True
                 _cache(key, plan)
-                if any_extent is not None and _runs_at_any_extent(plan, order):
+                if any_extent is not None and _runs_at_any_extent(plan):
                     _cache(any_extent, plan)
             else:
                 _remember_extent_free(key, any_extent)
