@@ -7,6 +7,9 @@ count into it without importing the debugging tools above them.
 keeps fewer of its results (once per pattern of held results, see
 `scheduler.schedule`).
 `plan_cache_hits`: forces that reused a cached plan.
+`plans_rebound`: of those, forces that ran the plan of the same graph at other
+extents with its reshapes, broadcasts and slices built again for theirs
+(see `scheduler.schedule`).
 `realizations`: force points that ran a plan.
 `steps_run`: steps executed by force points and computation calls (a fused
 group is one step, a data-dependent primitive one step).
@@ -16,8 +19,8 @@ group is one step, a data-dependent primitive one step).
 """
 
 counters = dict.fromkeys(
-    ("plans_built", "plan_variants_built", "plan_cache_hits", "realizations", "steps_run", "auto_realizations",
-     "updates_in_place", "results_kept"), 0
+    ("plans_built", "plan_variants_built", "plan_cache_hits", "plans_rebound", "realizations", "steps_run",
+     "auto_realizations", "updates_in_place", "results_kept"), 0
 )
 
 

@@ -74,19 +74,19 @@ def test_extents_equal_in_one_call_and_different_in_another_get_plans_of_their_o
     assert counters["plans_built"] == 2
 
 
-def test_large_values_movements_and_the_dot_rewrite_keep_exact_keys(counters):
+def test_large_values_and_the_dot_rewrite_keep_exact_keys_and_a_reshape_is_rebound(counters):
     large = (1 << 16) + 64   # past the CPU executor's any_extent_points
     for n in (large, large + 64):
         assert float(_expression(xp, xp.asarray(np.ones(n)))) == _expression(np, np.ones(n))
     assert counters["plans_built"] == 2
-    for n in (6, 8):   # a reshape holds its shape in its attributes
+    for n in (6, 8, 6):   # a reshape holds its shape in its attributes: its step is built again for 8
         got = xp.sum(xp.reshape(xp.asarray(np.arange(float(n))) * 2.0, (2, n // 2)), axis=1)
         np.testing.assert_array_equal(np.asarray(got), np.sum(np.arange(float(n)).reshape(2, n // 2) * 2.0, axis=1))
-    assert counters["plans_built"] == 4
-    for n in (3, 5):   # sum(x * y) over every axis becomes a dot of the flattened operands
-        x = np.arange(float(n * 2)).reshape(n, 2)
+    assert counters["plans_built"] == 3 and counters["plans_rebound"] == 1
+    for n in (3, 5):   # sum(x * y) over every axis becomes a dot of the flattened operands, whose reshapes
+        x = np.arange(float(n * 2)).reshape(n, 2)   # the rewrite pass made: no node of the graph to rebind them from
         assert float(xp.sum(xp.asarray(x) * xp.asarray(x))) == float(np.sum(x * x))
-    assert counters["plans_built"] == 6
+    assert counters["plans_built"] == 5 and counters["plans_rebound"] == 1
 
 
 def test_a_small_model_at_several_batch_sizes_builds_one_plan(counters):
@@ -165,3 +165,43 @@ def test_one_graph_at_several_extents_gives_numpys_values(ops, extents, reduce_a
         # add.reduce as np.sum does, but a fused group may fold the rows of
         # a reduction over leading axes first: a few ulps.
         np.testing.assert_allclose(np.asarray(x), x_np, rtol=1e-13, atol=1e-13)
+
+
+def _with_movements(ns, x, start, flat):
+    """Elementwise work of x (n, m) around a slice, a row sum broadcast back,
+    a flattening reshape and a constant: steps whose attributes hold extents."""
+    y = ns.exp(x)[start:, ::-1] * 2.0
+    z = ns.broadcast_to(ns.sum(y, axis=1, keepdims=True), y.shape) - y
+    if flat:
+        z = ns.reshape(z, (-1,))
+    return z + ns.ones(z.shape, dtype=z.dtype)
+
+
+@settings(max_examples=40, deadline=None)
+@given(extents=st.lists(st.tuples(st.integers(1, 6), st.integers(1, 6)), min_size=2, max_size=4),
+       start=st.integers(0, 1), flat=st.booleans())
+def test_movements_at_several_extents_give_numpys_values(extents, start, flat):
+    """Slices, broadcasts, reshapes and constants between elementwise steps,
+    at several extents in a row: whichever plan runs (built, found under an
+    extent-free key, or found and rebound to new extents), NumPy's values."""
+    schedule.clear_plan_cache()   # the first extent builds the plan, the next ones find it
+    rng = np.random.default_rng(len(extents))
+    for n, m in extents:
+        a = rng.standard_normal((n, m))
+        got = np.asarray(_with_movements(xp, xp.asarray(a), start, flat))
+        # The same NumPy calls on the same values, whole-array, but a fused group
+        # may sum the rows in another order than np.sum: a few ulps.
+        np.testing.assert_allclose(got, _with_movements(np, a, start, flat), rtol=1e-13, atol=1e-13)
+
+
+def test_a_graph_with_movements_at_many_lengths_builds_one_plan_and_rebinds_it(counters):
+    for n in range(3, 43):
+        a = np.linspace(-1.0, 1.0, 4 * n).reshape(4, n)
+        got = np.asarray(_with_movements(xp, xp.asarray(a), 1, True))
+        np.testing.assert_allclose(got, _with_movements(np, a, 1, True), rtol=1e-13, atol=1e-13)
+    # Built: n = 3, 4 and 5, where n or the reversed slice's start n - 1 equals the 3 sliced
+    # rows or the 4 rows; 6, whose plan 7 rebinds (row sums of under 8 points are not worth
+    # keeping); 8, whose plan every later n rebinds (row sums of 8 points or more are).
+    assert counters["plans_built"] == 5 and counters["plans_rebound"] == 35
+    plans, _ = schedule.cached_plans()
+    assert plans == counters["plans_built"] + counters["plans_rebound"]   # each rebound plan under its exact key

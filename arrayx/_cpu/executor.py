@@ -10,7 +10,7 @@ from ..executors.base import VIEWS, Executor
 from ..graph.primitives import FUSED_OP, PRIMITIVES
 from . import memory
 from .errors import ignoring_errors
-from .fused import BLOCKED_MIN_BYTES, FusedKernel, reused_arguments, writes_into_input
+from .fused import BLOCKED_MIN_BYTES, fused_kernel, reused_arguments, writes_into_input
 from .kernels import DYNAMIC, IMPLS, POOLED_PRODUCT_BYTES, UPDATES, out_ufunc
 
 _MATMUL = PRIMITIVES["matmul"]
@@ -119,7 +119,7 @@ class CPUExecutor(Executor):
 
     def kernel(self, step):
         if step.op is FUSED_OP:
-            return FusedKernel(step.attrs[0]).function
+            return fused_kernel(step.attrs[0]).function
         return IMPLS[step.op.name](step.op, step.attrs, step.shape, step.dtype)
 
     def kernels(self, steps, drops):
@@ -146,7 +146,7 @@ class CPUExecutor(Executor):
         for step, drop, fn, ufunc, into in zip(steps, drops, fns, ufuncs, reuse):
             in_place = None
             if step.op is FUSED_OP:
-                fn = FusedKernel(step.attrs[0], into).function
+                fn = fused_kernel(step.attrs[0], into).function
             elif into is not None:
                 fn = _writing_into(ufunc, into)
             elif step.op.name in UPDATES and step.args[0] in drop and step.args[0] not in step.args[1:]:

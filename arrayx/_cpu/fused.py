@@ -158,6 +158,26 @@ def generated(lines, names, name):
     return names[name]
 
 
+# FusedKernels by (group, place of the output): a plan rebound to other
+# extents, a plan's variants and the plans of other graphs with the same
+# groups run the kernels built for the first, since building them is most of
+# compiling a small plan. When full, all go.
+_kernels = {}
+_KERNELS = 1024
+
+
+def fused_kernel(group, into=None):
+    """The FusedKernel of `group` with its output written into input `into`
+    (None: a new array), built once per group and place."""
+    key = (group, into)
+    kernel = _kernels.get(key)
+    if kernel is None:
+        if len(_kernels) >= _KERNELS:
+            _kernels.clear()
+        kernel = _kernels[key] = FusedKernel(group, into)
+    return kernel
+
+
 class FusedKernel:
     """A callable running one FusedGroup over NumPy buffers, its blocks on
     at most `threads` threads (None: workers.THREADS, every core).

@@ -142,7 +142,14 @@ ANY_EXTENT = "any extent"
 # transposes (whose attributes are axes).
 ANY_EXTENT_PRIMITIVES = frozenset(
     [p for p in PRIMITIVES.values() if p.kind in (ELEMENTWISE, REDUCE, CONTRACTION) and p.name not in ARG_REDUCE_OPS]
-    + [PRIMITIVES["permute"]])
+    + [PRIMITIVES["permute"], PRIMITIVES["flip"]])
+# Primitives whose attributes hold extents (a shape, slice bounds), with the
+# positions of those attributes: a plan with their steps runs at another
+# extent once those steps' kernels are built again from that graph's
+# attributes (`schedule` rebinds it), so the extent-free key holds these
+# attributes with their extents as symbols.
+EXTENT_ATTRIBUTES = {PRIMITIVES["reshape"]: (0,), PRIMITIVES["broadcast"]: (0,), PRIMITIVES["slice"]: (0, 1, 2),
+                     PRIMITIVES["full"]: (0,), PRIMITIVES["iota"]: (0,)}
 
 
 def extent_free_key(order, outputs, layout):
@@ -151,19 +158,24 @@ def extent_free_key(order, outputs, layout):
     None when a plan for it might depend on its extents.
 
     A plan runs at any extent when it is elementwise work, reductions with
-    a monoid, products and transposes over values its executor computes as
-    whole-array calls (`Executor.any_extent_points`): NumPy's calls take any
-    extent, and what the passes decide (fusion, temporaries written into,
+    a monoid, products, transposes and flips over values its executor
+    computes as whole-array calls (`Executor.any_extent_points`): NumPy's
+    calls take any extent, and what the passes decide (fusion, temporaries written into,
     lifetimes, which products to keep) follows from which extents are equal
     or 1, which this key keeps, and from whether each reduction shrinks its
     input enough to be kept (`keep.shrinks_enough`), which the key holds
     too. So a new length of a small expression, or a new batch size of a
-    small model, runs the plan of another. The other
-    movements carry shapes in their attributes and the other primitives
-    choose their kernels by size: they keep exact keys.
+    small model, runs the plan of another. Reshapes, broadcasts, slices and
+    constant leaves carry extents in their attributes (EXTENT_ATTRIBUTES):
+    the key holds those as symbols too, and their steps are built again for
+    each graph that runs the plan. The other primitives choose their kernels
+    by size: they keep exact keys.
     """
     symbols = {}
-    key = [ANY_EXTENT]
+
+    def symbolic(extents):
+        return tuple([n if n < 2 else symbols.setdefault(n, -1 - len(symbols)) for n in extents])
+    key = [ANY_EXTENT]   # (shapes are made symbolic inline below: a call per node costs a fifth of the walk)
     for node in order:
         dtype = node.dtype
         if dtype.__class__ is tuple:   # the outputs of a multi-output primitive
@@ -176,9 +188,13 @@ def extent_free_key(order, outputs, layout):
             key += (shape, dtype, node.device, node.layout or layout(node))
             continue
         op = node.op
-        if op not in ANY_EXTENT_PRIMITIVES:
+        attrs = node.attrs
+        places = EXTENT_ATTRIBUTES.get(op)
+        if places is not None:
+            attrs = tuple([symbolic(a) if i in places else a for i, a in enumerate(attrs)])
+        elif op not in ANY_EXTENT_PRIMITIVES:
             return None
-        key += (op, node.attrs, shape, dtype, node.device)
+        key += (op, attrs, shape, dtype, node.device)
         if op.kind is REDUCE and node not in outputs:   # whether the plan may keep it (a str: ints are inputs)
             key.append("may keep" if shrinks_enough(node) else "never keeps")
         key += [i.index for i in node.inputs]

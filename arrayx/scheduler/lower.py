@@ -100,6 +100,16 @@ def lower(steps, n_slots, input_devices, outputs):
     return n_slots, segments
 
 
+def rebound_segments(segments, new, outputs):
+    """Copies of the compiled `segments` with each step in `new` (old step:
+    the step that replaces it, with the same primitive, slots and device)
+    replaced, compiled again."""
+    copies = [Segment(None, transfer=s.transfer) if s.transfer is not None
+              else Segment(s.executor, [new.get(step, step) for step in s.steps]) for s in segments]
+    _compile(copies, set(outputs))
+    return copies
+
+
 def _compile(segments, keep):
     last = last_uses(segments)
     for i, segment in enumerate(segments):

@@ -59,6 +59,8 @@ def rewrite(order, requested, layout_of):
                 # Inputs of the same shapes and dtypes: the node's own facts hold.
                 copy = Node(node.op, tuple(replaced.get(i, i) for i in node.inputs), node.attrs,
                             node.shape, node.dtype, node.device)
+                if hasattr(node, "index"):   # the collect position of the node it stands for (see schedule._rebind)
+                    copy.index = node.index
                 replaced[node] = copy
                 known.add(copy)
                 node = copy

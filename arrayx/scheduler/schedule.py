@@ -33,16 +33,18 @@ from itertools import count
 from math import prod
 
 from ..executors import executor_for
+from ..executors.base import Step
 from ..counters import counters
 from ..graph.node import Node, scope, retaining, toposort, tracing
 from ..graph.primitives import BOUND, EVALUATED, FUSED_OP, MOVEMENT, PRIMITIVES, STATE, UPDATE
 from ..references import HELD_ONCE, extra_references
-from .collect import ANY_EXTENT_PRIMITIVES, collect, extent_free_key, realized_by_views, take_views
+from .collect import (ANY_EXTENT_PRIMITIVES, EXTENT_ATTRIBUTES, collect, extent_free_key, realized_by_views,
+                      take_views)
 from .keep import (expensive_candidates, held_candidates, keep_watch, materialized_candidates, reduction_candidates,
                    worth_a_variant)
 from . import observe
 from .fuse import fuse
-from .lower import executor_running, lower, transfer
+from .lower import executor_running, lower, rebound_segments, transfer
 from .rewrite import rewrite
 from .slots import assign_slots
 
@@ -71,9 +73,9 @@ class Plan:
     list of slots (see `run`)."""
 
     __slots__ = ("n_slots", "segments", "programs", "steps", "outputs", "groups", "size", "inputs", "keep",
-                 "used", "variants")
+                 "used", "variants", "rebound")
 
-    def __init__(self, n_slots, segments, outputs, groups, size, inputs, keep=()):
+    def __init__(self, n_slots, segments, outputs, groups, size, inputs, keep=(), rebound=None):
         self.n_slots = n_slots
         self.segments = segments    # the lower pass's Segments: steps and transfers, in order
         self.programs = [s.program for s in segments]   # callable(slots) per segment, in order
@@ -85,6 +87,9 @@ class Plan:
         self.keep = keep            # (candidates by position in the collect order, watch): see keep_watch
         self.used = 0               # when it last ran, for eviction
         self.variants = None        # {which candidates are held: the plan keeping those only} (see _variant)
+        # (step, position of its node in the collect order) for each step whose attributes hold
+        # extents (see _rebind); None where the rewrite pass made such a node.
+        self.rebound = rebound
 
     def run(self, slots):
         """Run the plan over `slots`, a list holding the buffers of its
@@ -134,19 +139,54 @@ def build_plan(order, requested, bound=False, candidates=True):
     # Candidates in the order of their output slots, after the asked ones.
     keep = keep_watch(collected, asked, [(n, True) for n in expensive] + [(n, False) for n in materialized]
                       + [(n, True) for n in reductions])
-    steps, n_slots, outputs, inputs = assign_slots(order, groups, requested + reductions)
+    steps, n_slots, outputs, inputs, sources = assign_slots(order, groups, requested + reductions)
     _check_memory(steps)
     n_slots, segments = lower(steps, n_slots, [n.device for n in inputs], outputs)
-    return Plan(n_slots, segments, outputs, [g.program for g in groups], size, inputs if bound else None, keep)
+    return Plan(n_slots, segments, outputs, [g.program for g in groups], size, inputs if bound else None, keep,
+                None if bound else _extent_steps(steps, sources, collected))
+
+
+def _extent_steps(steps, sources, collected):
+    """(step, position in the collect order `collected` of the node it
+    computes) for each step whose attributes hold extents; None where one
+    of those nodes is neither in that order nor the rewrite pass's copy of
+    one over rewritten inputs (which has its attributes and position), but
+    a node a rewrite rule made (the reshapes of a dot, say)."""
+    found = []
+    for step, node in zip(steps, sources):
+        if step.op in EXTENT_ATTRIBUTES:
+            i = getattr(node, "index", -1)   # unset on a node no walk reached
+            original = collected[i] if 0 <= i < len(collected) else None
+            if original is not node and (original is None or original.attrs is not node.attrs):
+                return None
+            found.append((step, i))
+    return tuple(found)
 
 
 def _runs_at_any_extent(plan):
     """Whether `plan`, built for a graph with an extent-free key, runs at
-    any extent: its steps are still the primitives that key allows (the
-    rewrite pass may have made a dot of flattened operands, whose reshapes
-    carry shapes) on one executor."""
-    return all(segment.transfer is None and all(s.op is FUSED_OP or s.op in ANY_EXTENT_PRIMITIVES for s in segment.steps)
-               for segment in plan.segments)
+    any extent (steps that hold extents rebound, see `_rebind`): its steps
+    are still the primitives that key allows, on one executor, and each
+    step that holds extents computes a node of the graph (the rewrite pass
+    may have made a dot of flattened operands, whose reshapes are not)."""
+    return plan.rebound is not None and all(
+        segment.transfer is None
+        and all(s.op is FUSED_OP or s.op in ANY_EXTENT_PRIMITIVES or s.op in EXTENT_ATTRIBUTES for s in segment.steps)
+        for segment in plan.segments)
+
+
+def _rebind(plan, order):
+    """`plan`, found under the extent-free key of the graph `order`, with
+    each step whose attributes hold extents built again from the node at
+    its position in `order` (its other steps take any extent): the plan
+    of `order` without the passes that decided it."""
+    new = {}
+    for step, position in plan.rebound:
+        node = order[position]
+        new[step] = Step(step.op, node.attrs, node.shape, node.dtype, step.args, step.out, step.device,
+                         tuple((i.shape, i.dtype) for i in node.inputs))
+    return Plan(plan.n_slots, rebound_segments(plan.segments, new, plan.outputs), plan.outputs, plan.groups,
+                plan.size, None, plan.keep, tuple((new[step], position) for step, position in plan.rebound))
 
 
 def _variant(plan, held, order, requested, kept):
@@ -306,6 +346,10 @@ def realize(nodes):
                 _cache(key, plan)
                 if any_extent is not None and _runs_at_any_extent(plan):
                     _cache(any_extent, plan)
+            elif plan.rebound:
+                plan = _rebind(plan, order)
+                _cache(key, plan)
+                counters["plans_rebound"] += 1
             else:
                 _remember_extent_free(key, any_extent)
         if built:

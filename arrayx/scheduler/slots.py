@@ -18,7 +18,8 @@ def is_input(node):
 
 
 def assign_slots(order, groups, requested):
-    """(steps, slot count, slots of the requested nodes, input nodes by slot)."""
+    """(steps, slot count, slots of the requested nodes, input nodes by slot,
+    the node each step computes: a group's root for a fused step)."""
     slot = {}
     inputs = []
     for node in order:
@@ -29,6 +30,7 @@ def assign_slots(order, groups, requested):
     group_of_root = {g.members[-1]: g for g in groups}
     members = {m for g in groups for m in g.members}
     steps = []
+    sources = []
     for node in order:
         if node in slot:
             continue
@@ -48,13 +50,15 @@ def assign_slots(order, groups, requested):
                 out = tuple(outs)
             steps.append(Step(FUSED_OP, (group.program,), shape, dtype, args, out, node.device,
                               tuple((i.shape, i.dtype) for i in group.inputs)))
+            sources.append(node)
         elif node not in members:
             args = tuple(slot[i] for i in node.inputs)
             slot[node] = n
             steps.append(Step(node.op, node.attrs, node.shape, node.dtype, args, n, node.device,
                               tuple((i.shape, i.dtype) for i in node.inputs)))
+            sources.append(node)
             n += 1
-    return steps, n, [slot[r] for r in requested], inputs
+    return steps, n, [slot[r] for r in requested], inputs, sources
 
 
 def last_uses(segments):
