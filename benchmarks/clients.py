@@ -460,6 +460,27 @@ def plan_memory(shapes):
     return None if before is None else after - before, arrayx.debug.counters["plans_built"] - built, seconds
 
 
+def scipy_new_lengths(lengths):
+    """(plans built, plans rebound, seconds a length for arrayx, for NumPy)
+    while SciPy's `logsumexp` and `zscore` run over 8 rows of a new length
+    each call, the two libraries interleaved: the cost of a new shape for
+    graphs that flatten, slice and broadcast."""
+    rng = np.random.default_rng(7)
+    counters = arrayx.debug.counters
+    built, rebound = counters["plans_built"], counters["plans_rebound"]
+    seconds = {np: 0.0, arrayx: 0.0}
+    for n in range(100, 100 + lengths):
+        host = rng.standard_normal((8, n))
+        for xp in (np, arrayx):
+            x = xp.asarray(host)
+            t0 = time.perf_counter()
+            to_host(xp, scipy.special.logsumexp(x, axis=-1))
+            to_host(xp, scipy.stats.zscore(x, axis=-1))
+            seconds[xp] += time.perf_counter() - t0
+    return (counters["plans_built"] - built, counters["plans_rebound"] - rebound,
+            seconds[arrayx] / lengths, seconds[np] / lengths)
+
+
 def targets(rounds):
     """Issue 23's single-pattern targets, NumPy and arrayx interleaved."""
     print("\nTargets (NumPy and arrayx interleaved; median of rounds)")
@@ -482,6 +503,9 @@ def targets(rounds):
     shown = "-" if growth is None else f"{growth:.0f} MB"
     print(f"  {'10^4 lengths of sum(sin(x) * 2.0 + x): growth':<48}{shown:>15}, {built} plans built, "
           f"{fmt_time(seconds)} a length (numpy {fmt_time(numpy)})")
+    built, rebound, ours, numpy = scipy_new_lengths(300)
+    print(f"  {'SciPy logsumexp + zscore, 8 x n, 300 new n':<48}numpy {fmt_time(numpy):>9}  arrayx {fmt_time(ours):>9}  "
+          f"({built} plans built, {rebound} rebound)")
 
 
 def main():
