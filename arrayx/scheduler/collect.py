@@ -138,8 +138,8 @@ def collect(requested, retaining, layout):
 # The first entry of an extent-free key: no exact key starts with it.
 ANY_EXTENT = "any extent"
 # Primitives whose kernels take any extent: elementwise ones, reductions
-# (but the arg ones, which reshape their result to its shape), products and
-# transposes (whose attributes are axes).
+# (but the arg ones, which reshape their result to its shape), products,
+# transposes and flips (whose attributes are axes).
 ANY_EXTENT_PRIMITIVES = frozenset(
     [p for p in PRIMITIVES.values() if p.kind in (ELEMENTWISE, REDUCE, CONTRACTION) and p.name not in ARG_REDUCE_OPS]
     + [PRIMITIVES["permute"], PRIMITIVES["flip"]])
@@ -160,22 +160,22 @@ def extent_free_key(order, outputs, layout):
     A plan runs at any extent when it is elementwise work, reductions with
     a monoid, products, transposes and flips over values its executor
     computes as whole-array calls (`Executor.any_extent_points`): NumPy's
-    calls take any extent, and what the passes decide (fusion, temporaries written into,
-    lifetimes, which products to keep) follows from which extents are equal
-    or 1, which this key keeps, and from whether each reduction shrinks its
-    input enough to be kept (`keep.shrinks_enough`), which the key holds
-    too. So a new length of a small expression, or a new batch size of a
-    small model, runs the plan of another. Reshapes, broadcasts, slices and
-    constant leaves carry extents in their attributes (EXTENT_ATTRIBUTES):
-    the key holds those as symbols too, and their steps are built again for
-    each graph that runs the plan. The other primitives choose their kernels
-    by size: they keep exact keys.
+    calls take any extent, and what the passes decide (fusion, temporaries
+    written into, lifetimes, which products to keep) follows from which
+    extents are equal or 1, which this key keeps, and from whether each
+    reduction shrinks its input enough to be kept (`keep.shrinks_enough`),
+    which the key holds too. So a new length of a small expression, or a
+    new batch size of a small model, runs the plan of another. Reshapes,
+    broadcasts, slices and constant leaves carry extents in their
+    attributes (EXTENT_ATTRIBUTES): the key holds those as symbols too, and
+    their steps are built again for each graph that runs the plan. The
+    other primitives choose their kernels by size: they keep exact keys.
     """
     symbols = {}
 
     def symbolic(extents):
         return tuple([n if n < 2 else symbols.setdefault(n, -1 - len(symbols)) for n in extents])
-    key = [ANY_EXTENT]   # (shapes are made symbolic inline below: a call per node costs a fifth of the walk)
+    key = [ANY_EXTENT]   # shapes are made symbolic inline below: a call per node cost a quarter of the walk
     for node in order:
         dtype = node.dtype
         if dtype.__class__ is tuple:   # the outputs of a multi-output primitive
