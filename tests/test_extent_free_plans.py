@@ -10,6 +10,8 @@ from hypothesis import given, settings, strategies as st
 
 import arrayx as xp
 from arrayx import debug
+from arrayx._cpu.executor import CPUExecutor
+from arrayx._cpu.fused import BLOCKED_MIN_BYTES
 from arrayx.scheduler import keep, schedule
 
 pytestmark = pytest.mark.usefixtures("cpu_as_default_device")
@@ -45,6 +47,16 @@ def test_the_largest_values_that_run_at_any_extent_still_run_whole_array(counter
         got = xp.sum(xp.exp(xa * xp.asarray(1j)) * (xa > 0.5))
         # arrayx's complex exp follows the standard's special cases (its own kernel): a few ulps from NumPy's.
         np.testing.assert_allclose(complex(got), np.sum(np.exp(x * 1j) * (x > 0.5)), rtol=1e-13)
+    assert counters["plans_built"] == 1
+    assert CPUExecutor.any_extent_points * 16 < BLOCKED_MIN_BYTES
+
+
+def test_a_pooled_product_built_at_one_extent_sizes_its_result_at_another(counters):
+    # 256 x 256 complex128 is 1 MiB, past the size products are pooled from: the kernel
+    # must not hold that shape when the plan runs for 200 x 200.
+    for n in (256, 200, 256):
+        a, b = np.ones((n, 8)) + 1j * np.arange(8.0), np.arange(8.0 * n).reshape(8, n) + 0j
+        np.testing.assert_array_equal(np.asarray(xp.asarray(a) @ xp.asarray(b)), a @ b)   # small integers: exact
     assert counters["plans_built"] == 1
 
 

@@ -10,8 +10,8 @@ from ..executors.base import VIEWS, Executor
 from ..graph.primitives import FUSED_OP, PRIMITIVES
 from . import memory
 from .errors import ignoring_errors
-from .fused import BLOCKED_MIN_BYTES, fused_kernel, reused_arguments, writes_into_input
-from .kernels import DYNAMIC, IMPLS, POOLED_PRODUCT_BYTES, UPDATES, out_ufunc
+from .fused import fused_kernel, reused_arguments, writes_into_input
+from .kernels import DYNAMIC, IMPLS, UPDATES, out_ufunc
 
 _MATMUL = PRIMITIVES["matmul"]
 
@@ -22,11 +22,12 @@ class CPUExecutor(Executor):
     fused_groups_end_in_arg_reductions = True
     updates_in_place = True
     # With at most this many points a value, a fused group's points times
-    # its widest item (16 bytes, complex128) stay below the size it runs in
-    # blocks from, and a product's below the size it is pooled from: every
-    # kernel is a whole-array NumPy call, which takes any extent, so a new
-    # length (a batch, a sequence) reuses the plan.
-    any_extent_points = min(BLOCKED_MIN_BYTES, POOLED_PRODUCT_BYTES) // 16
+    # its widest item (16 bytes, complex128, 1 MiB) stay below the size it
+    # runs in blocks from (whose kernels hold shapes): every kernel is a
+    # whole-array NumPy call or a product that sizes its result from its
+    # operands, which take any extent, so a new length (a batch, a sequence)
+    # reuses the plan.
+    any_extent_points = 1 << 16
 
     def runs(self, op, in_dtypes, dtype):
         # Every primitive with a kernel, on every dtype; one without a kernel
