@@ -56,11 +56,11 @@ def out_ufunc(kernel):
 # (memory.py), as fused groups' large results are: glibc maps each
 # allocation past 32 MiB anew, so a fresh result that large gets fresh pages,
 # which the kernel zeroes on first write, at every call; below that, whether
-# it does depends on what the process freed before. An MLP's weight
-# gradients of 400 kB (784x128 float32) got fresh pages at every step from
-# malloc, which trimmed the top of its heap in between: 100 page faults a
-# step, a quarter of a small batch's time.
-POOLED_PRODUCT_BYTES = 1 << 18
+# it does depends on what the process freed before. (From 256 KiB, an MLP's
+# 400 kB weight gradients at batch 16 lost their 100 page faults a step, but
+# the pool's round trip, 5-16 us, cost more than that at batch 256 and under
+# `jit`: docs/benchmarks.md.)
+POOLED_PRODUCT_BYTES = 1 << 20
 
 
 def _matmul(op, attrs, shape, dtype):
