@@ -58,7 +58,7 @@ def out_ufunc(kernel):
 # which the kernel zeroes on first write, at every call; below that, whether
 # it does depends on what the process freed before. (From 256 KiB, an MLP's
 # 400 kB weight gradients at batch 16 lost their 100 page faults a step, but
-# the pool's round trip, 5-16 us, cost more than that at batch 256 and under
+# products into pooled memory took 16 us longer at batch 256 and under
 # `jit`: docs/benchmarks.md.)
 POOLED_PRODUCT_BYTES = 1 << 20
 
