@@ -1,8 +1,9 @@
 """Plans that run at any extent (scheduler.collect.extent_free_key): a small
 graph of elementwise work and reductions at a new length reuses the plan of
-another length and gives NumPy's values; extents that are equal, or 1, in
-one call and not in another get plans of their own; large values, movements
-and the dot rewrite keep exact keys."""
+another length and gives NumPy's values; one with reshapes, broadcasts,
+slices and constants reuses it rebound to its attributes; extents that are
+equal, or 1, in one call and not in another get plans of their own; large
+values and the dot rewrite keep exact keys."""
 
 import numpy as np
 import pytest

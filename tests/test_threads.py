@@ -95,7 +95,7 @@ def test_the_plan_cache_is_bounded_by_bytes_and_keeps_recent_plans(monkeypatch):
     monkeypatch.setattr(schedule, "PLAN_CACHE_BYTES", 25 * schedule.plan_bytes(_plan_of_nodes(4)))
     keep = xp.asarray(np.ones(3))
     for n in range(1, 60):
-        # A new plan each time: the reshape's attributes hold the shape, so its plan keeps an exact key.
+        # A new plan each time: the reshape holds the shape, so each length gets a plan of its own (rebound).
         float(xp.sum(xp.reshape(xp.asarray(np.ones(n)) + 1.0, (1, n))))
         float(xp.sum(keep * 3.0))                       # used after every new plan
         count, nbytes = schedule.cached_plans()

@@ -82,9 +82,10 @@ class Executor(ABC):
     # flattened operands (the scheduler's rewrite pass).
     dot_pays = True
     # Values of at most this many points make a plan of elementwise work,
-    # reductions, products and transposes that runs at any extent: its
-    # compiled kernels depend on the layouts of the values and on which
-    # extents are equal or 1, never on the extents themselves (see
+    # reductions, products and transposes that runs at any extent (and one
+    # with reshapes, broadcasts, slices and constants, whose steps are built
+    # again): its compiled kernels depend on the layouts of the values and
+    # on which extents are equal or 1, never on the extents themselves (see
     # scheduler.collect.extent_free_key). 0: every plan is built for its
     # exact shapes.
     any_extent_points = 0

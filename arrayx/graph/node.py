@@ -175,6 +175,12 @@ def toposort(outputs, inputs_of=_unrealized_inputs):
     return order
 
 
+def output_types(shape, dtype):
+    """((shape, dtype), ...) of each output of a node or step with `shape`
+    and `dtype`: a multi-output one holds a tuple of each."""
+    return tuple(zip(shape, dtype)) if dtype.__class__ is tuple else ((shape, dtype),)
+
+
 def users_of(order):
     """node -> the unrealized nodes of `order` that read it (once per read)."""
     users = {}

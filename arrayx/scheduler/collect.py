@@ -19,8 +19,9 @@ Python's recursion limit) gives, in a single pass over the nodes:
 
 When the plan cache has no plan under that key, `extent_free_key` gives the
 key of the same graph with its extents replaced by symbols, under which a
-plan of small elementwise work, reductions, products and transposes serves
-every extent.
+plan of small elementwise work, reductions, products, transposes, reshapes,
+broadcasts, slices and constants serves every extent (the last four rebound
+to the new graph's attributes).
 
 Two kinds of node are realized by the walk itself, without a step, and then
 enter the plan as inputs: a 0-d `full` leaf (a Python scalar in the graph)
@@ -175,7 +176,7 @@ def extent_free_key(order, outputs, layout):
 
     def symbolic(extents):
         return tuple([n if n < 2 else symbols.setdefault(n, -1 - len(symbols)) for n in extents])
-    key = [ANY_EXTENT]   # shapes are made symbolic inline below: a call per node cost a quarter of the walk
+    key = [ANY_EXTENT]
     for node in order:
         dtype = node.dtype
         if dtype.__class__ is tuple:   # the outputs of a multi-output primitive
@@ -183,7 +184,7 @@ def extent_free_key(order, outputs, layout):
         shape = node.shape
         if prod(shape) > executor_for(node.device).any_extent_points:
             return None
-        shape = tuple([n if n < 2 else symbols.setdefault(n, -1 - len(symbols)) for n in shape])
+        shape = symbolic(shape)
         if node.buffer is not None:
             key += (shape, dtype, node.device, node.layout or layout(node))
             continue

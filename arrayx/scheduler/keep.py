@@ -43,7 +43,7 @@ at each force, which of them something outside the graph still holds.
 
 from math import prod
 
-from ..graph.node import users_of
+from ..graph.node import output_types, users_of
 from ..graph.primitives import BOUND, ELEMENTWISE, KEPT_KINDS, MOVEMENT, REDUCE, STATE, UPDATE
 from ..references import extra_references
 
@@ -167,10 +167,6 @@ def held_candidates(order, keep):
 def worth_a_variant(candidates, held):
     """Whether the `candidates` (nodes) that `held` says nobody holds would
     hold VARIANT_MIN_BYTES or more to the end of a run."""
-    nbytes = 0
-    for node, h in zip(candidates, held):
-        if not h:
-            multi = node.dtype.__class__ is tuple   # a multi-output node: one (shape, dtype) per output
-            for shape, dtype in zip(node.shape, node.dtype) if multi else ((node.shape, node.dtype),):
-                nbytes += prod(shape) * dtype.itemsize
+    nbytes = sum(prod(shape) * dtype.itemsize for node, h in zip(candidates, held) if not h
+                 for shape, dtype in output_types(node.shape, node.dtype))
     return nbytes >= VARIANT_MIN_BYTES

@@ -19,6 +19,8 @@ point reads the result (its transfer to the host, or `xp.eval`'s persist).
 
 from time import perf_counter
 
+from ..graph.node import output_types
+
 observers = ()
 
 # The steps run since the current force point began; `force_point` hands them on.
@@ -101,11 +103,6 @@ def nbytes(buffer):
     return buffer.nbytes
 
 
-def _types(shape, dtype):
-    """((shape, dtype), ...) of a step's outputs."""
-    return tuple(zip(shape, dtype)) if dtype.__class__ is tuple else ((shape, dtype),)
-
-
 def report_step(run):
     """Hand a StepRun to every observer."""
     _pending.append(run)
@@ -116,7 +113,7 @@ def report_step(run):
 def observed_kernel(executor, step, kernel, in_place):
     """`kernel` of `step` run by `executor`, timed and reported (see the module)."""
     members = tuple(i.op.name for i in step.attrs[0].body) if step.op.name == "fused" else ()
-    out_types = _types(step.shape, step.dtype)
+    out_types = output_types(step.shape, step.dtype)
 
     def run(*buffers):
         start = perf_counter()
@@ -132,7 +129,7 @@ def observed_kernel(executor, step, kernel, in_place):
 def observed_transfer(move, source, target, shape, dtype, device):
     """`move(buffer)`, a transfer from executor `source` to `target` of a
     buffer of `shape` and `dtype`, timed and reported."""
-    types = _types(shape, dtype)
+    types = output_types(shape, dtype)
 
     def run(buffer):
         start = perf_counter()

@@ -8,9 +8,11 @@ The plan cache keys the result of every pass after collect by the graph's
 structure (primitives, attributes, shapes, dtypes, devices, input layouts),
 so the passes run once per structure and a cached plan only binds buffers
 and runs. A plan that runs at any extent (small elementwise work,
-reductions, products and transposes: `collect.extent_free_key`) is cached
-under that key too, so a new length of a small expression, or a new batch
-size of a small model, finds it.
+reductions, products, transposes, reshapes, broadcasts, slices and
+constants: `collect.extent_free_key`) is cached under that key too, so a
+new length of a small expression, or a new batch size of a small model,
+finds it; the steps whose attributes hold extents are built again for the
+new graph (`_rebind`).
 
 What a force point keeps besides the values asked for is `keep`'s cost
 rule. Whether a candidate is held is known only at the force, from
@@ -35,7 +37,7 @@ from math import prod
 from ..executors import executor_for
 from ..executors.base import Step
 from ..counters import counters
-from ..graph.node import Node, scope, retaining, toposort, tracing
+from ..graph.node import Node, output_types, scope, retaining, toposort, tracing
 from ..graph.primitives import BOUND, EVALUATED, FUSED_OP, MOVEMENT, PRIMITIVES, STATE, UPDATE
 from ..references import HELD_ONCE, extra_references
 from .collect import (ANY_EXTENT_PRIMITIVES, EXTENT_ATTRIBUTES, collect, extent_free_key, realized_by_views,
@@ -65,6 +67,7 @@ _extent_free = {}   # exact key -> the extent-free key of its plan
 _cached_bytes = 0
 _uses = count()
 _lock = threading.RLock()
+_refcount = sys.getrefcount   # read at every element write (write_element)
 _FULL = PRIMITIVES["full"]
 
 
@@ -228,8 +231,7 @@ def _check_memory(steps):
     for step in steps:
         if step.op.kind == MOVEMENT or not executor_for(step.device).holds_results:
             continue   # views, where the executor can; graphs of chunks computed elsewhere
-        multi = step.dtype.__class__ is tuple   # a multi-output step: one (shape, dtype) per output
-        for shape, dtype in zip(step.shape, step.dtype) if multi else ((step.shape, step.dtype),):
+        for shape, dtype in output_types(step.shape, step.dtype):
             nbytes = prod(shape) * dtype.itemsize
             if nbytes > MEMORY_BYTES:
                 name = "fused group" if step.op.name == "fused" else step.op.name
@@ -486,9 +488,6 @@ def write_element(array, index, value):
 
 def _no_buffer():
     return None
-
-
-_refcount = sys.getrefcount
 
 
 # (weak reference to the last buffer write_element wrote into, its executor)
