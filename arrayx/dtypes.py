@@ -223,3 +223,21 @@ def default_scalar_dtype(value):
 
 
 INT_BOUNDS = {d: (int(np.iinfo(d.dtype).min), int(np.iinfo(d.dtype).max)) for d in INTEGER}
+
+# Dtypes a Python float is stored in as `x[key] = value` stores it, by the
+# executor's own element write (float16 goes through setitem, which rounds
+# values beyond its range to inf).
+FLOATS_STORED_DIRECTLY = frozenset({float32, float64})
+# Python ints each of those dtypes holds exactly (float32's 24-bit significand).
+_EXACT_INTS = (-(1 << 24), 1 << 24)
+
+
+def stored_directly(value, dtype):
+    """Whether the Python scalar `value` is one that `x[key] = value` accepts
+    for an array of `dtype` and an executor's element write stores as arrayx
+    would (see FLOATS_STORED_DIRECTLY)."""
+    kind = type(value)
+    if kind is int:
+        bounds = INT_BOUNDS.get(dtype) or (_EXACT_INTS if dtype in FLOATS_STORED_DIRECTLY else None)
+        return bounds is not None and bounds[0] <= value <= bounds[1]
+    return (kind is float and dtype in FLOATS_STORED_DIRECTLY) or (kind is _PyBool and dtype is bool)

@@ -151,6 +151,24 @@ def slice_shape(starts, stops, steps):
     return tuple([len(range(starts[i], stops[i], steps[i])) for i in range(len(starts))])
 
 
+def element_index(shape, key):
+    """The index of the one element of an array of `shape` that `key`
+    selects (one non-negative int per axis), when `key` is an int or a tuple
+    of one in-range int per axis; else None."""
+    if type(key) is int:
+        key = (key,)
+    elif type(key) is not tuple:
+        return None
+    if len(key) != len(shape):
+        return None
+    index = []
+    for i, n in zip(key, shape):
+        if type(i) is not int or not -n <= i < n:
+            return None
+        index.append(i % n)
+    return tuple(index)
+
+
 def _slice_rule(prim, inputs, attrs):
     return slice_shape(*attrs), inputs[0].dtype
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..dtypes import PYTHON_SCALARS
-from ..graph.primitives import broadcast_shapes, slice_shape
+from ..graph.primitives import broadcast_shapes, element_index, slice_shape
 from ..scheduler.schedule import read_element, realize, update_in_place, write_element
 from .array_object import Array
 from .hints import Key, Operand
@@ -347,7 +347,7 @@ def getitem(x, key):
     node = x._node
     if node.buffer is not None and (type(key) is int or type(key) is tuple):
         # One element of a realized array (the element loops of array-agnostic code): read it now.
-        index = _element_index(node.shape, key)
+        index = element_index(node.shape, key)
         element = None if index is None else read_element(node, index)
         if element is not None:
             return Array._new(element)
@@ -447,8 +447,8 @@ def assign(self, key: Key, value: Operand, /) -> None:
     IndexError
         An index out of bounds; self keeps its value.
     """
-    if _write_one_element(self, key, value):
-        return
+    if write_element(self, key, value._node if type(value) is Array else value):
+        return   # one element, written at once
     old = self._node
     node = setitem(self, key, value)._node
     self._node = node
@@ -458,72 +458,6 @@ def assign(self, key: Key, value: Operand, /) -> None:
     except BaseException:
         self._node = node.inputs[0] if node.inputs else node
         raise
-
-
-def _write_one_element(x, key, value):
-    """x[key] = value written at once into x's buffer: True when `key`
-    selects one element in range, `value` is a Python scalar that `setitem`
-    would store unchanged in x's dtype or a realized 0-d array of that dtype
-    on x's device, and nothing but x sees x's value (`write_element`). Else
-    False, nothing is written, and `setitem` does the checking. The loop
-    bodies `x[i, i] = 0.0` and `x[i, i] = v` of array-agnostic code take
-    this path a thousand times per loop: the common cases are tested first."""
-    node = x._node
-    if node.buffer is None:
-        return False
-    kind = type(value)
-    if kind is float:
-        if node.dtype not in _FLOAT_ELEMENTS:
-            return False
-    elif kind is Array:
-        v = value._node
-        if v.shape != () or v.buffer is None or v.dtype is not node.dtype or v.device is not node.device:
-            return False
-        value = v.buffer
-    elif not _stored_exactly(value, node.dtype):
-        return False
-    shape = node.shape
-    del node   # write_element counts the node's holders: x alone
-    if type(key) is tuple and len(key) == 2 == len(shape):
-        i, j = key   # a matrix element in range, the loops' common key: checked here, without a loop
-        if type(i) is int and type(j) is int and 0 <= i < shape[0] and 0 <= j < shape[1]:
-            return write_element(x, key, value)
-    index = _element_index(shape, key)
-    return index is not None and write_element(x, index, value)
-
-
-def _element_index(shape, key):
-    """One non-negative int per axis, when `key` selects one element in range;
-    else None."""
-    if type(key) is int:
-        key = (key,)
-    elif type(key) is not tuple:
-        return None
-    if len(key) != len(shape):
-        return None
-    index = []
-    for i, n in zip(key, shape):
-        if type(i) is not int or not -n <= i < n:
-            return None
-        index.append(i % n)
-    return tuple(index)
-
-
-def _stored_exactly(value, dtype):
-    """Whether the Python scalar `value` is one `setitem` accepts for `dtype`
-    and NumPy stores as arrayx would."""
-    kind = type(value)
-    if kind is int:
-        bounds = dt.INT_BOUNDS.get(dtype) or (dtype in _FLOAT_ELEMENTS and _EXACT_INTS)
-        return bool(bounds) and bounds[0] <= value <= bounds[1]
-    return (kind is float and dtype in _FLOAT_ELEMENTS) or (kind is bool and dtype == dt.bool)
-
-
-# Dtypes a Python float is stored in exactly as setitem stores it (float16
-# goes through the general path, which rounds values beyond its range to inf).
-_FLOAT_ELEMENTS = frozenset({dt.float32, dt.float64})
-# Python ints every floating dtype above holds exactly (float32's 24-bit significand).
-_EXACT_INTS = (-(1 << 24), 1 << 24)
 
 
 def setitem(x, key, value):

@@ -38,7 +38,8 @@ from ..executors import executor_for
 from ..executors.base import Step
 from ..counters import counters
 from ..graph.node import Node, output_types, scope, retaining, toposort, tracing
-from ..graph.primitives import BOUND, EVALUATED, FUSED_OP, MOVEMENT, PRIMITIVES, STATE, UPDATE
+from ..dtypes import FLOATS_STORED_DIRECTLY, stored_directly
+from ..graph.primitives import BOUND, EVALUATED, FUSED_OP, MOVEMENT, PRIMITIVES, STATE, UPDATE, element_index
 from ..references import HELD_ONCE, extra_references
 from .collect import (ANY_EXTENT_PRIMITIVES, EXTENT_ATTRIBUTES, collect, extent_free_key, realized_by_views,
                       take_views)
@@ -336,7 +337,7 @@ def realize(nodes):
             return
         observed = observe.observers
         start = observe.begin() if observed else 0.0
-        order, requested, key, slots = collect(requested, scope.retaining > 0, _layout)   # slots: the input buffers so far
+        order, requested, key, slots = collect(requested, scope.open > 0 and scope.thread.retaining > 0, _layout)   # slots: the input buffers so far
         plan = _plans.get(key)
         built = False
         if plan is None:
@@ -447,7 +448,7 @@ def read_element(node, index):
     executor has no such read, and inside `retain_history()` or a trace
     (autodiff and jit see the read as a slice of `node`). The element is a
     copy: a later write into `node`'s buffer does not change it."""
-    if scope.retaining or scope.tracing:
+    if scope.open and (scope.thread.retaining or scope.thread.tracing):
         return None
     buffer = executor_for(node.device).read_element(node.buffer, index)
     if buffer is None:
@@ -455,34 +456,58 @@ def read_element(node, index):
     return Node(EVALUATED, (), (), (), node.dtype, node.device, buffer)
 
 
-def write_element(array, index, value):
-    """array[index] = value at once, in the array's buffer, for a realized
-    array with no history whose value nothing else refers to (see
-    `update_in_place`); `index` holds one in-range int per axis and `value`
-    is a Python scalar or a 0-d buffer of the array's dtype and executor.
-    False (nothing written) where those conditions do not hold: the caller
-    then records an update. Element loops call this a thousand times: the
-    reference counts are read inline (`references`' calibration), and the
-    executor's answer that a buffer's memory is its own is remembered for
-    the last buffer written (a buffer keeps its memory while it lives)."""
+def write_element(array, key, value):
+    """array[key] = value at once, in the array's buffer, when `key` selects
+    one element (an int per axis, in range: `element_index`), `value` is a
+    Python scalar stored directly in the array's dtype
+    (`dtypes.stored_directly`) or a realized 0-d node of that dtype on the
+    array's device, and the array is realized, with no history, and nothing
+    else refers to its value (see `update_in_place`). False, with nothing
+    written, where any of that does not hold: the caller then records an
+    update, which checks the key and the value.
+
+    Element loops (`x[i, i] = 0.0`) call this a thousand times, so it is one
+    frame holding every check, the common cases first: a matrix key is
+    checked without a loop, the reference counts are read inline
+    (`references`' calibration), and the executor's answer that a buffer's
+    memory is its own is remembered for the last buffer written (a buffer
+    keeps its memory while it lives)."""
     global _writable
     node = array._node
-    if node.inputs or _refcount(node) != HELD_ONCE:
-        return False
     buffer = node.buffer
-    if _refcount(buffer) != HELD_ONCE or scope.retaining or scope.tracing:
+    if buffer is None or node.inputs:
         return False
-    last, ex = _writable
+    kind = type(value)
+    if kind is float:
+        if node.dtype not in FLOATS_STORED_DIRECTLY:
+            return False
+    elif kind is Node:
+        if value.shape != () or value.buffer is None or value.dtype is not node.dtype or value.device is not node.device:
+            return False
+        value = value.buffer
+    elif not stored_directly(value, node.dtype):
+        return False
+    shape = node.shape
+    if type(key) is tuple and len(key) == 2 == len(shape):
+        i, j = key
+        if not (type(i) is int and type(j) is int and 0 <= i < shape[0] and 0 <= j < shape[1]):
+            key = element_index(shape, key)
+    else:
+        key = element_index(shape, key)
+    if (key is None or _refcount(node) != HELD_ONCE or _refcount(buffer) != HELD_ONCE
+            or scope.open and (scope.thread.retaining or scope.thread.tracing)):
+        return False
+    last, write = _writable
     if last() is not buffer:
         ex = executor_for(node.device)
         if not ex.updates_in_place or not ex.owns_memory(buffer):
             return False
+        write = ex.write_element
         try:
-            _writable = (weakref.ref(buffer), ex)
+            _writable = (weakref.ref(buffer), write)
         except TypeError:   # a buffer type without weak references: asked again next time
             pass
-    ex.write_element(buffer, index, value)
-    counters["updates_in_place"] += 1
+    write(buffer, key, value)
     return True
 
 
@@ -490,7 +515,7 @@ def _no_buffer():
     return None
 
 
-# (weak reference to the last buffer write_element wrote into, its executor)
+# (weak reference to the last buffer write_element wrote into, its executor's write_element)
 _writable = (_no_buffer, None)
 
 
