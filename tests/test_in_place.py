@@ -59,6 +59,23 @@ def test_a_buffer_written_in_place_before_is_not_written_once_someone_sees_it(co
     np.testing.assert_array_equal(np.asarray(x), 1.0 - np.eye(4))
 
 
+@pytest.mark.parametrize("key", [(3, 0), (0, -5), (-4, 1), (2, 4)], ids=repr)
+def test_an_element_write_out_of_range_raises_at_the_call_and_writes_nothing(key):
+    # A matrix key of two ints goes to the executor's write unchecked: its
+    # IndexError must become arrayx's, with the array unchanged and still written in place.
+    a = np.arange(12.0).reshape(3, 4)
+    x = xp.asarray(a)                  # realized, its buffer its own
+    buffer = weakref.ref(x._node.buffer)
+    with pytest.raises(IndexError, match=r"^__setitem__: index -?\d+ is out of bounds for axis \d+ with size \d+$"):
+        x[key] = -1.0
+    np.testing.assert_array_equal(np.asarray(x), a)
+    x[-1, -1] = -1.0
+    assert buffer() is x._node.buffer
+    expected = a.copy()
+    expected[-1, -1] = -1.0
+    np.testing.assert_array_equal(np.asarray(x), expected)
+
+
 def test_a_run_of_updates_on_a_lazy_array_is_forced_once(counters):
     a = np.arange(16.0).reshape(4, 4)
     x = xp.exp(xp.asarray(a))

@@ -192,7 +192,9 @@ class Executor(ABC):
 
     def write_element(self, buffer, index, value):
         """buffer[index] = value (a Python scalar or a 0-d buffer of the
-        buffer's dtype), in a buffer nobody else can see (`owns_memory` said so)."""
+        buffer's dtype), in a buffer nobody else can see (`owns_memory` said so).
+        `index` holds one int per axis, negative ones counting from the end;
+        one out of range raises IndexError and writes nothing."""
         raise TypeError(f"the {self.name} executor does not write elements in place")
 
     def deallocate(self, buffer):

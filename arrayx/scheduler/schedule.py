@@ -467,11 +467,11 @@ def write_element(array, key, value):
     update, which checks the key and the value.
 
     Element loops (`x[i, i] = 0.0`) call this a thousand times, so it is one
-    frame holding every check, the common cases first: a matrix key is
-    checked without a loop, the reference counts are read inline
-    (`references`' calibration), and the executor's answer that a buffer's
-    memory is its own is remembered for the last buffer written (a buffer
-    keeps its memory while it lives)."""
+    frame holding every check, the common cases first: a matrix key of two
+    ints is passed on as it is (the executor's write checks its range), the
+    reference counts are read inline (`references`' calibration), and the
+    executor's answer that a buffer's memory is its own is remembered for
+    the last buffer written (a buffer keeps its memory while it lives)."""
     global _writable
     node = array._node
     buffer = node.buffer
@@ -489,12 +489,14 @@ def write_element(array, key, value):
         return False
     shape = node.shape
     if type(key) is tuple and len(key) == 2 == len(shape):
-        i, j = key
-        if not (type(i) is int and type(j) is int and 0 <= i < shape[0] and 0 <= j < shape[1]):
-            key = element_index(shape, key)
+        i, j = key   # a matrix element, the loops' common key: the executor's write checks the range
+        if type(i) is not int or type(j) is not int:
+            return False
     else:
         key = element_index(shape, key)
-    if (key is None or _refcount(node) != HELD_ONCE or _refcount(buffer) != HELD_ONCE
+        if key is None:
+            return False
+    if (_refcount(node) != HELD_ONCE or _refcount(buffer) != HELD_ONCE
             or scope.open and (scope.thread.retaining or scope.thread.tracing)):
         return False
     last, write = _writable
@@ -507,7 +509,10 @@ def write_element(array, key, value):
             _writable = (weakref.ref(buffer), write)
         except TypeError:   # a buffer type without weak references: asked again next time
             pass
-    write(buffer, key, value)
+    try:
+        write(buffer, key, value)
+    except IndexError:   # nothing written: the update the caller records raises the error
+        return False
     return True
 
 
