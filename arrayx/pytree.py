@@ -65,21 +65,24 @@ def flatten(tree):
     """(leaves, treedef) of `tree`: its leaves depth first, in container order."""
     leaves = []
     paths = []
-
-    def walk(node, path):
-        if node is None:
-            return None
-        kind = type(node)
-        if kind is tuple or kind is list:
-            return kind, None, tuple(walk(c, f"{path}[{i}]") for i, c in enumerate(node))
-        if kind is dict:
-            keys = tuple(node)
-            return kind, keys, tuple(walk(node[k], f"{path}[{k!r}]") for k in keys)
-        if isinstance(node, tuple) and hasattr(kind, "_fields"):
-            return kind, None, tuple(walk(c, f"{path}.{f}") for f, c in zip(kind._fields, node))
-        leaves.append(node)
-        paths.append(path)
-        return _LEAF
-
-    spec = walk(tree, "")
+    spec = _walk(tree, "", leaves, paths)
     return leaves, TreeDef(spec, tuple(paths))
+
+
+def _walk(node, path, leaves, paths):
+    # A module function, not a closure over leaves: a closure calling itself
+    # is a reference cycle, which would hold the leaves (arrays, their
+    # buffers) until the garbage collector ran.
+    if node is None:
+        return None
+    kind = type(node)
+    if kind is tuple or kind is list:
+        return kind, None, tuple(_walk(c, f"{path}[{i}]", leaves, paths) for i, c in enumerate(node))
+    if kind is dict:
+        keys = tuple(node)
+        return kind, keys, tuple(_walk(node[k], f"{path}[{k!r}]", leaves, paths) for k in keys)
+    if isinstance(node, tuple) and hasattr(kind, "_fields"):
+        return kind, None, tuple(_walk(c, f"{path}.{f}", leaves, paths) for f, c in zip(kind._fields, node))
+    leaves.append(node)
+    paths.append(path)
+    return _LEAF
