@@ -16,7 +16,7 @@ group is one step, a data-dependent primitive one step).
 `auto_realizations`: graphs realized because they grew past the depth limit.
 `updates_in_place`: `x[key] = v` carried out at the call, in x's own buffer, by
 an update (a write of one element straight into the buffer is not counted:
-the count would cost a tenth of such a write, see `scheduler.schedule.write_element`).
+counting would add about a sixth to each such write).
 `results_kept`: expensive results a force point kept because something else refers to them.
 """
 
