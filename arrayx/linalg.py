@@ -949,8 +949,9 @@ def _vector_norm(node, axes, keepdims, p, name):
         if len(node.shape) == 1 and not keepdims and node.dtype.kind == "f" and not _realized_data(node):
             # A computed real vector: its dot with itself, one node instead of a product and its
             # sum (the scheduler rewrites that sum into this dot; realized data may be a strided
-            # view, which the rewrite leaves to the fused sum).
-            return _sqrt_safe(make(P["matmul"], (node, node)))
+            # view, which the rewrite leaves to the fused sum). Its sqrt needs no zero-safe form:
+            # autodiff differentiates sqrt(x @ x) as the norm (autodiff.composite_rules).
+            return make(P["sqrt"], (make(P["matmul"], (node, node)),))
         return _sqrt_safe(_reduce("sum", _abs_squared(node), axes, keepdims))
     exponent = scalar_node(p, real, node.device, name)
     # |x|**p at x = 0 is 0 (p > 0) or inf (p < 0); zero_safe gives it gradient 0, not NaN.

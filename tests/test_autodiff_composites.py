@@ -2,6 +2,7 @@
 
 The stable logsumexp m + log(sum(exp(z - m))) with m = max(z) gets the softmax as
 its gradient directly, without the max's rule (whose contribution is zero exactly).
+sqrt(x @ x), the Euclidean norm of a vector, gets x / norm, and 0 at the origin.
 Oracles: NumPy's softmax (float64: both compute exp(z - m) / sum in a few
 operations, so they agree to a few eps), central finite differences where the
 composite's inner nodes have other users (error ~ eps^(2/3), see test_autodiff.py),
@@ -142,3 +143,46 @@ def test_cross_entropy_gradient_runs_as_few_steps_as_written_by_hand():
     g = grad(cross_entropy)(z)
     np.testing.assert_allclose(np.asarray(g), np.asarray(by_hand(z)), rtol=0, atol=SOFTMAX_RTOL)
     assert _steps(grad(cross_entropy), z) <= _steps(by_hand, z) + 1
+
+
+def norm_of_computed(v):
+    return xp.linalg.vector_norm(v * 1.0)   # a computed vector: vector_norm takes its dot with itself
+
+
+@pytest.mark.parametrize("norm", [norm_of_computed, lambda v: xp.sqrt(xp.vecdot(v * 1.0, v * 1.0))],
+                         ids=["vector_norm", "sqrt(vecdot)"])
+def test_the_norm_of_a_vector_has_gradient_x_over_norm(norm):
+    x_np = np.array([3.0, -4.0, 1.0, 0.5])
+    g = np.asarray(grad(lambda v: norm(v) * 2.5)(xp.asarray(x_np)))
+    # x / norm in a product and a quotient, against NumPy's: a few eps.
+    np.testing.assert_allclose(g, 2.5 * x_np / np.linalg.norm(x_np), rtol=4 * EPS)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_norm_of_a_vector_has_subgradient_zero_at_the_origin(dtype):
+    """The primitives' rules would give inf * 0 = NaN there; the value stays 0."""
+    x = xp.asarray(np.zeros(5, dtype))
+    g = grad(lambda v: norm_of_computed(v))(x)
+    assert g.dtype == x.dtype
+    np.testing.assert_array_equal(np.asarray(g), np.zeros(5, dtype))
+    assert float(norm_of_computed(x)) == 0.0
+
+
+def test_the_norm_of_a_vector_second_derivative():
+    """The Hessian of the norm, (I - x x^T / |x|^2) / |x|, through the composite's
+    gradient (built from differentiable primitives), applied to v."""
+    rng = np.random.default_rng(8)
+    x_np, v_np = rng.standard_normal(4), rng.standard_normal(4)
+    v = xp.asarray(v_np)
+    hvp = grad(lambda x: xp.sum(grad(norm_of_computed)(x) * v))(xp.asarray(x_np))
+    n = np.linalg.norm(x_np)
+    expected = (v_np - x_np * (x_np @ v_np) / n ** 2) / n
+    np.testing.assert_allclose(np.asarray(hvp), expected, rtol=0, atol=16 * EPS * np.max(np.abs(expected)))
+
+
+def test_the_norm_of_a_vector_records_two_nodes():
+    """A dot and its sqrt: the zero-safe form of the value (two selects, a
+    comparison) is not needed, since the gradient rule takes the origin."""
+    w = xp.asarray(np.arange(3.0)) * 2.0
+    node = xp.linalg.vector_norm(w)._node
+    assert node.op.name == "sqrt" and node.inputs[0].op.name == "matmul" and node.inputs[0].inputs[0] is w._node

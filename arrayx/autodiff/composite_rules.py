@@ -7,7 +7,9 @@ inputs directly, and the nodes inside it get nothing from this path (from
 their other users they still do, by their own rules: gradients add up).
 """
 
-from .registry import out
+from .. import dtypes as dt
+from ..namespace import elementwise as ew
+from .registry import arg, out
 
 
 def _logsumexp(g, node, wanted):
@@ -37,8 +39,23 @@ def _logsumexp(g, node, wanted):
     return [(z, g * out(exp) / out(total))]
 
 
+def _norm(g, node, wanted):
+    """sqrt(x @ x) of a real vector x, its Euclidean norm (how
+    `linalg.vector_norm` computes a computed vector's): x gets g * x / norm,
+    and 0 where the norm is 0, the subgradient at the origin. By the
+    primitives' rules it would be NaN there (inf * 0), and cost five nodes more."""
+    dot = node.inputs[0]
+    if dot.op.name != "matmul" or dot.inputs[0] is not dot.inputs[1] or dot in wanted:
+        return None
+    x = dot.inputs[0]
+    if len(x.shape) != 1 or x.dtype not in dt.CATEGORIES["real floating"]:
+        return None
+    norm = out(node)
+    return [(x, g * arg(dot, 0) / ew.where(norm == 0.0, 1.0, norm))]
+
+
 # The primitive a composite ends in -> its rules (asked in turn).
-RULES = {"add": (_logsumexp,)}
+RULES = {"add": (_logsumexp,), "sqrt": (_norm,)}
 
 
 def composite_cotangents(g, node, wanted):
