@@ -179,10 +179,3 @@ def test_the_norm_of_a_vector_second_derivative():
     expected = (v_np - x_np * (x_np @ v_np) / n ** 2) / n
     np.testing.assert_allclose(np.asarray(hvp), expected, rtol=0, atol=16 * EPS * np.max(np.abs(expected)))
 
-
-def test_the_norm_of_a_vector_records_two_nodes():
-    """A dot and its sqrt: the zero-safe form of the value (two selects, a
-    comparison) is not needed, since the gradient rule takes the origin."""
-    w = xp.asarray(np.arange(3.0)) * 2.0
-    node = xp.linalg.vector_norm(w)._node
-    assert node.op.name == "sqrt" and node.inputs[0].op.name == "matmul" and node.inputs[0].inputs[0] is w._node

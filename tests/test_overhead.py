@@ -77,7 +77,7 @@ def test_vector_norm_of_a_lazy_vector_is_one_dot_with_the_values_of_the_sum():
     w = xp.asarray(a) * 1.5
     norm = xp.linalg.vector_norm(w)
     names = sorted(n.op.name for n in _nodes_below(norm._node) - _nodes_below(w._node))
-    assert names == ["equal", "matmul", "sqrt", "where", "where"]
+    assert names == ["matmul", "sqrt"]   # autodiff takes the origin (autodiff.composite_rules): no selects
     # The scheduler runs the sum of products of the general form as the same dot.
     general = xp.sqrt(xp.sum(w * w))
     assert float(norm) == float(general) == float(np.sqrt(np.dot(a * 1.5, a * 1.5)))
