@@ -178,4 +178,3 @@ def test_the_norm_of_a_vector_second_derivative():
     n = np.linalg.norm(x_np)
     expected = (v_np - x_np * (x_np @ v_np) / n ** 2) / n
     np.testing.assert_allclose(np.asarray(hvp), expected, rtol=0, atol=16 * EPS * np.max(np.abs(expected)))
-
