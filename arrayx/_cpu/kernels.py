@@ -11,7 +11,7 @@ from math import prod
 
 import numpy as np
 
-from ..graph.primitives import BLOCK_REDUCE_OPS, PRIMITIVES
+from ..graph.primitives import BLOCK_REDUCE_OPS, PRIMITIVES, matmul_shape
 from . import memory, special
 
 # Primitives that map one-to-one onto a NumPy function with the standard's
@@ -69,18 +69,7 @@ def _matmul(op, attrs, shape, dtype):
         return np.matmul
     target = dtype.dtype
     # The result's shape from the operands': a plan built for this one may run at other extents.
-    return lambda a, b: np.matmul(a, b, out=memory.empty(product_shape(a.shape, b.shape), target))
-
-
-def product_shape(s1, s2):
-    """The shape of matmul's result for operands of shapes `s1` and `s2`."""
-    if len(s2) == 1:
-        return s1[:-1]
-    if len(s1) == 1:
-        return s2[:-2] + s2[-1:]
-    if len(s1) == len(s2) == 2:
-        return (s1[0], s2[1])
-    return np.broadcast_shapes(s1[:-2], s2[:-2]) + (s1[-2], s2[-1])
+    return lambda a, b: np.matmul(a, b, out=memory.empty(matmul_shape(a.shape, b.shape), target))
 
 
 def _special(op, attrs, shape, dtype):

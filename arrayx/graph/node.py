@@ -72,6 +72,13 @@ def trace():
     return scope.entered("tracing")
 
 
+def recording():
+    """True inside a `retain_history()` scope or a trace of the calling
+    thread: autodiff or jit will see the graph again, so values read or
+    written now must stay nodes of it."""
+    return scope.open > 0 and (scope.thread.retaining > 0 or scope.thread.tracing > 0)
+
+
 class Constant:
     """A scalar attribute (a fill value), equal to another only when its dtype
     and bits are: as numbers 0.0 == -0.0 and nan != nan, but the plan cache must
@@ -152,7 +159,7 @@ class Node:
         self.layout = None
         self.depth = 0
         self.origin = None   # as in hold_view, even when retaining the history
-        if not (scope.open and scope.thread.retaining):
+        if not retaining():
             self.op = buffer_op
             self.inputs = ()
             self.attrs = ()

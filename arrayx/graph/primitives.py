@@ -185,17 +185,21 @@ def _concat_rule(prim, inputs, attrs):
     return tuple(shape), inputs[0].dtype
 
 
-def _matmul_rule(prim, inputs, attrs):
-    a, b = inputs[0].shape, inputs[1].shape
+def matmul_shape(a, b):
+    """The shape of matmul's result for operands of shapes `a` and `b` (the
+    CPU kernel's pooled result reads it at run time, when a plan built for
+    other extents runs)."""
     if len(a) == 1 and len(b) == 1:
-        shape = ()
-    elif len(a) == 1:
-        shape = b[:-2] + b[-1:]
-    elif len(b) == 1:
-        shape = a[:-1]
-    else:
-        shape = broadcast_shapes(prim.name, a[:-2], b[:-2]) + (a[-2], b[-1])
-    return shape, inputs[0].dtype
+        return ()
+    if len(a) == 1:
+        return b[:-2] + b[-1:]
+    if len(b) == 1:
+        return a[:-1]
+    return broadcast_shapes("matmul", a[:-2], b[:-2]) + (a[-2], b[-1])
+
+
+def _matmul_rule(prim, inputs, attrs):
+    return matmul_shape(inputs[0].shape, inputs[1].shape), inputs[0].dtype
 
 
 def _index_rule(prim, inputs, attrs):

@@ -37,7 +37,7 @@ from math import prod
 from ..executors import executor_for
 from ..executors.base import Step
 from ..counters import counters
-from ..graph.node import Node, output_types, scope, retaining, toposort, tracing
+from ..graph.node import Node, output_types, recording, retaining, scope, toposort
 from ..dtypes import FLOATS_STORED_DIRECTLY, stored_directly
 from ..graph.primitives import BOUND, EVALUATED, FUSED_OP, MOVEMENT, PRIMITIVES, STATE, UPDATE, element_index
 from ..references import HELD_ONCE, extra_references
@@ -337,7 +337,7 @@ def realize(nodes):
             return
         observed = observe.observers
         start = observe.begin() if observed else 0.0
-        order, requested, key, slots = collect(requested, scope.open > 0 and scope.thread.retaining > 0, _layout)   # slots: the input buffers so far
+        order, requested, key, slots = collect(requested, retaining(), _layout)   # slots: the input buffers so far
         plan = _plans.get(key)
         built = False
         if plan is None:
@@ -448,7 +448,7 @@ def read_element(node, index):
     executor has no such read, and inside `retain_history()` or a trace
     (autodiff and jit see the read as a slice of `node`). The element is a
     copy: a later write into `node`'s buffer does not change it."""
-    if scope.open and (scope.thread.retaining or scope.thread.tracing):
+    if recording():
         return None
     buffer = executor_for(node.device).read_element(node.buffer, index)
     if buffer is None:
@@ -497,7 +497,7 @@ def write_element(array, key, value):
         if key is None:
             return False
     if (_refcount(node) != HELD_ONCE or _refcount(buffer) != HELD_ONCE
-            or scope.open and (scope.thread.retaining or scope.thread.tracing)):
+            or scope.open and (scope.thread.retaining or scope.thread.tracing)):   # recording(), inline
         return False
     last, write = _writable
     if last() is not buffer:
@@ -541,7 +541,7 @@ def update_in_place(node):
     `retain_history()` (autodiff walks the update again) and while tracing,
     and on an executor without `updates_in_place`, `node` stays lazy.
     """
-    if node.op.kind != UPDATE or node.buffer is not None or retaining() or tracing():
+    if node.op.kind != UPDATE or node.buffer is not None or recording():
         return
     ex = executor_for(node.device)
     if not ex.updates_in_place:
