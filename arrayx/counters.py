@@ -18,11 +18,14 @@ group is one step, a data-dependent primitive one step).
 an update (a write of one element straight into the buffer is not counted:
 counting would add about a sixth to each such write).
 `results_kept`: expensive results a force point kept because something else refers to them.
+`gradients_rebuilt`: reverse sweeps (`grad`, `vjp`, `gradients`) whose gradient
+graph was rebuilt from the template of an earlier sweep over a history of the
+same structure instead of by the VJP rules (see `autodiff.templates`).
 """
 
 counters = dict.fromkeys(
     ("plans_built", "plan_variants_built", "plan_cache_hits", "plans_rebound", "realizations", "steps_run",
-     "auto_realizations", "updates_in_place", "results_kept"), 0
+     "auto_realizations", "updates_in_place", "results_kept", "gradients_rebuilt"), 0
 )
 
 

@@ -9,10 +9,11 @@ evaluate lazily, and they can be differentiated again).
 import warnings
 
 from .. import dtypes as dt
+from ..counters import counters
 from ..namespace import creation
 from ..namespace.build import broadcast_node, scalar_node, wrap
 # The rule modules fill the registry as they import.
-from . import indexing_rules, linalg_rules, registry, rules  # noqa: F401
+from . import indexing_rules, linalg_rules, registry, rules, templates  # noqa: F401
 from .composite_rules import composite_cotangents
 
 
@@ -57,8 +58,28 @@ def backward(outputs, targets, cotangents):
     those are (`needs`), so it builds nothing for the others. A node on such
     a path whose primitive has no rule and is not known to be
     non-differentiable raises TypeError, as does a complex intermediate:
-    neither silently drops the gradient.
+    neither silently drops the gradient. From the third sweep over a history
+    of one structure on, the gradient graph is rebuilt from a template of
+    the second (`templates`).
     """
+    seeds = [c._node for c in cotangents]
+    walked = history_order(outputs + seeds)
+    key = templates.structure(walked, outputs, targets, seeds)
+    known = None if key is None else templates.state(key)
+    if known is not None and known is not templates.SEEN and known is not templates.NOT_KEPT:
+        counters["gradients_rebuilt"] += 1
+        results = templates.rebuilt(known, walked)
+    else:
+        results = _sweep(outputs, targets, cotangents)
+        if known is templates.SEEN:
+            templates.keep(key, walked, results)
+    if any(r is None for r in results):
+        _warn_if_history_was_freed(history_order(outputs), set(targets))
+    return results
+
+
+def _sweep(outputs, targets, cotangents):
+    """backward's gradients, built by the VJP rules."""
     order = history_order(outputs)
     wanted = set(targets)
     relevant = set(wanted)
@@ -111,8 +132,6 @@ def backward(outputs, targets, cotangents):
                 raise TypeError(f"gradients: the path to a differentiated array passes through a "
                                 f"{child.dtype} intermediate; complex intermediates are not differentiable")
             _accumulate(pending, child, ct)
-    if len(found) < len(wanted):
-        _warn_if_history_was_freed(order, wanted)
     return [found.get(t) for t in targets]
 
 
