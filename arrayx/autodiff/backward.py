@@ -9,7 +9,6 @@ evaluate lazily, and they can be differentiated again).
 import warnings
 
 from .. import dtypes as dt
-from ..counters import counters
 from ..namespace import creation
 from ..namespace.build import broadcast_node, scalar_node, wrap
 # The rule modules fill the registry as they import.
@@ -65,14 +64,10 @@ def backward(outputs, targets, cotangents):
     seeds = [c._node for c in cotangents]
     walked = history_order(outputs + seeds)
     key = templates.structure(walked, outputs, targets, seeds)
-    known = None if key is None else templates.state(key)
-    if known is not None and known is not templates.SEEN and known is not templates.NOT_KEPT:
-        counters["gradients_rebuilt"] += 1
-        results = templates.rebuilt(known, walked)
-    else:
+    if key is None:
         results = _sweep(outputs, targets, cotangents)
-        if known is templates.SEEN:
-            templates.keep(key, walked, results)
+    else:
+        results = templates.gradients(key, walked, lambda: _sweep(outputs, targets, cotangents))
     if any(r is None for r in results):
         _warn_if_history_was_freed(history_order(outputs), set(targets))
     return results

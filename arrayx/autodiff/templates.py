@@ -30,6 +30,7 @@ depth limit realizes itself as it grows) has no template: it is swept
 every time.
 """
 
+from ..counters import counters
 from ..graph.node import Node
 from ..graph.primitives import BUFFER, PRIMITIVES
 from ..namespace.build import MAX_DEPTH, wrap
@@ -70,21 +71,23 @@ def structure(walked, outputs, targets, seeds):
     return tuple(key)
 
 
-def state(key):
-    """What is known of `key`: None at its first sight (noted now), SEEN
-    after one sweep, then its template, or NOT_KEPT for a sweep that has none."""
+def gradients(key, walked, sweep):
+    """The gradients of the sweep whose history `walked` has structure `key`:
+    `sweep()`'s (the VJP rules') the first two times, keeping a template
+    the second time; the template's graph rebuilt from then on."""
     known = _templates.get(key)
-    if known is None:
-        if len(_templates) >= TEMPLATES:
-            _templates.clear()
-        _templates[key] = SEEN
-    return known
-
-
-def keep(key, walked, results):
-    """Keep the template of the graph a sweep of `walked` built, whose
-    gradients are `results` (Arrays, None where a target got none)."""
-    _templates[key] = _template(walked, results) or NOT_KEPT
+    if known is None or known is NOT_KEPT:
+        if known is None:
+            if len(_templates) >= TEMPLATES:
+                _templates.clear()
+            _templates[key] = SEEN
+        return sweep()
+    if known is SEEN:
+        results = sweep()
+        _templates[key] = _template(walked, results) or NOT_KEPT
+        return results
+    counters["gradients_rebuilt"] += 1
+    return _rebuilt(known, walked)
 
 
 def _template(walked, results):
@@ -121,7 +124,7 @@ def _template(walked, results):
     return entries, tuple([None if r is None else index[r._node] for r in results])
 
 
-def rebuilt(template, walked):
+def _rebuilt(template, walked):
     """The gradients (Arrays, None where a target gets none) of the template's
     graph built anew over the history `walked`."""
     entries, positions = template
