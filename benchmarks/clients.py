@@ -26,15 +26,23 @@ OpenBLAS's threads is slow (seen on a 2-vCPU VM: 1000x1000 power iteration
 took 1.3 ms or 160 ms from call to call, in every namespace), those calls
 measure the wake-ups and hide the rest; OPENBLAS_NUM_THREADS=1 gives steady
 rows there.
+
+Last come issue 23's single-pattern targets and the medium rows' bounds on
+this machine: the share of NumPy's time taken by the BLAS and LAPACK calls
+arrayx makes too (arrayx can be at most 1 / share faster), and the SVD rows
+with each library alone in a new process (docs/benchmarks.md says why those
+differ from the table's).
 """
 
 import argparse
 import math
+import multiprocessing
 import os
 import statistics
 import sys
 import time
 import warnings
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from typing import Callable
@@ -273,15 +281,32 @@ def mlp_jit(xp, *inputs):
     return train(xp, sgd_jit, *inputs)
 
 
+def library_share(whole, library, rounds):
+    """The share of the NumPy call `whole()` spent in `library()`, the BLAS
+    or LAPACK calls it makes on the same operands and layouts, which arrayx
+    makes too: an arrayx call can be at most 1 / share times faster than
+    NumPy's, however little its other work costs. Measured as CPU time of
+    this process with BLAS on one thread, the two interleaved (median of
+    rounds): other processes on a shared machine do not count in it, as they
+    do in wall time. BLAS on more free cores takes a smaller share (the
+    calls spread, the rest does not), so there the bound is looser."""
+    with threadpool_limits(limits=1, user_api="blas"):
+        count = max(1, round(0.01 / max(timed(whole)[1], 1e-9)))
+        shares = []
+        for _ in range(rounds):
+            seconds = []
+            for call in (whole, library):
+                t0 = time.process_time()
+                for _ in range(count):
+                    call()
+                seconds.append(time.process_time() - t0)
+            shares.append(seconds[1] / seconds[0])
+    return statistics.median(shares)
+
+
 def gemm_share(batch, rounds):
-    """The share of the hand-written NumPy SGD step (sgd_by_hand) spent in its
-    five GEMMs: an arrayx step running the same GEMMs (the same BLAS calls,
-    on the same layouts) can be at most 1 / share times faster than NumPy's,
-    however little its other work costs. Measured as CPU time of this
-    process with BLAS on one thread, the two interleaved (median of rounds):
-    other processes on a shared machine do not count in it, as they do in
-    wall time. BLAS on more free cores takes a smaller share (the GEMMs
-    spread, the rest does not), so there the bound is looser."""
+    """The share of the hand-written NumPy SGD step (sgd_by_hand) spent in
+    its five GEMMs (see library_share)."""
     w1, w2, xs, ys = mlp_data(np.random.default_rng(0), batch)
     x, y = xs[0], ys[0]
     pre = x @ w1
@@ -290,19 +315,33 @@ def gemm_share(batch, rounds):
 
     def gemms():
         return x @ w1, h @ w2, dz @ w2.T, x.T @ dh, h.T @ dz
-    step = partial(sgd_by_hand, np, w1, w2, x, y)
-    with threadpool_limits(limits=1, user_api="blas"):
-        count = max(1, round(0.01 / max(timed(step)[1], 1e-9)))
-        shares = []
-        for _ in range(rounds):
-            seconds = []
-            for call in (step, gemms):
-                t0 = time.process_time()
-                for _ in range(count):
-                    call()
-                seconds.append(time.process_time() - t0)
-            shares.append(seconds[1] / seconds[0])
-    return statistics.median(shares)
+    return library_share(partial(sgd_by_hand, np, w1, w2, x, y), gemms, rounds)
+
+
+def medium_library_shares(rounds):
+    """{workload name: share} for the medium rows whose BLAS or LAPACK calls
+    NumPy's time is mostly made of (see library_share): scikit-learn's PCA
+    and Ridge with the SVD solver factor the centered 100000x20 table, power
+    iteration and CG multiply the 1000x1000 matrix by a vector 20 times.
+    (LDA's SVD of the table takes about 0.4 of its time: not bound.)"""
+    X, labels, target = table(np.random.default_rng(0), *TABLES["medium"])
+    centered = X - X.mean(axis=0)
+
+    def svd():
+        return np.linalg.svd(centered, full_matrices=False)
+    (A,) = matrix(np.random.default_rng(0), *SQUARES["medium"])
+    S, b = spd_system(np.random.default_rng(0), *SQUARES["medium"])
+
+    def products(M, v, steps):
+        return lambda: [M @ v for _ in range(steps)]
+    return {
+        "sklearn PCA(5, full).fit_transform": library_share(partial(pca, np, X, labels, target), svd, rounds),
+        "sklearn Ridge(svd).fit(X, y).coef_": library_share(partial(ridge, np, X, labels, target), svd, rounds),
+        f"power iteration, {POWER_STEPS} steps": library_share(partial(power_iteration, np, A),
+                                                               products(A, A[0], POWER_STEPS), rounds),
+        f"conjugate gradient, {CG_STEPS} steps": library_share(partial(conjugate_gradient, np, S, b),
+                                                               products(S, b, CG_STEPS), rounds),
+    }
 
 
 def mlp_data(rng, batch):
@@ -481,6 +520,26 @@ def scipy_new_lengths(lengths):
             seconds[arrayx] / lengths, seconds[np] / lengths)
 
 
+def time_alone(name, size_class, label):
+    """Median seconds of a call of workload `name` at `size_class` in the
+    namespace `label`, calls repeated for about a second in this process,
+    none of the other namespaces' calls between them."""
+    workload = next(w for w in WORKLOADS if w.name == name)
+    xp = NAMESPACES[label]
+    inputs = [xp.asarray(a) for a in workload.inputs(np.random.default_rng(0), *workload.sizes[size_class])]
+    call = partial(workload.arrayx_fn if label == "arrayx" and workload.arrayx_fn else workload.fn, xp, *inputs)
+    seconds = [timed(call)[1] for _ in range(3)]   # the first builds arrayx's plans
+    while sum(seconds) < 1.0:
+        seconds.append(timed(call)[1])
+    return statistics.median(seconds[1:])
+
+
+def in_new_process(fn, *args):
+    """fn(*args) in a new Python process, whose memory no other call has touched."""
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(fn, *args).result()
+
+
 def targets(rounds):
     """Issue 23's single-pattern targets, NumPy and arrayx interleaved."""
     print("\nTargets (NumPy and arrayx interleaved; median of rounds)")
@@ -494,6 +553,15 @@ def targets(rounds):
         share = gemm_share(batch[0], 3 * rounds)
         print(f"  {f'MLP step at batch {batch[0]}: GEMMs / NumPy step':<48}{share:>9.2f}  "
               f"(1 BLAS thread, CPU time: numpy/arrayx <= {1 / share:.2f})")
+    print("  Medium rows: BLAS and LAPACK calls / NumPy's call (1 BLAS thread, CPU time)")
+    for name, share in medium_library_shares(3 * rounds).items():
+        print(f"    {name:<46}{share:>9.2f}  (numpy/arrayx <= {1 / share:.2f})")
+    # In one process NumPy's calls free memory glibc gives back to the system, and the
+    # next SVD's workspace in either library is new pages again (docs/benchmarks.md).
+    print("  Medium SVD rows, each library alone in a new process")
+    for name in ("sklearn PCA(5, full).fit_transform", "sklearn Ridge(svd).fit(X, y).coef_"):
+        numpy, ours = (in_new_process(time_alone, name, "medium", label) for label in ("numpy", "arrayx"))
+        print(f"    {name:<46}numpy {fmt_time(numpy):>9}  arrayx {fmt_time(ours):>9}  numpy/arrayx {numpy / ours:.2f}")
     growth, built, seconds = plan_memory(10_000)
     t0 = time.perf_counter()
     for n in range(2, 10_002):
