@@ -284,8 +284,9 @@ def mlp_jit(xp, *inputs):
 def library_share(whole, library, rounds):
     """The share of the NumPy call `whole()` spent in `library()`, the BLAS
     or LAPACK calls it makes on the same operands and layouts, which arrayx
-    makes too: an arrayx call can be at most 1 / share times faster than
-    NumPy's, however little its other work costs. Measured as CPU time of
+    makes too: where those calls cost what they cost here, an arrayx call
+    can be at most 1 / share times faster than NumPy's, however little its
+    other work costs. Measured as CPU time of
     this process with BLAS on one thread, the two interleaved (median of
     rounds): other processes on a shared machine do not count in it, as they
     do in wall time. BLAS on more free cores takes a smaller share (the
@@ -338,7 +339,7 @@ def medium_library_shares(rounds):
         "sklearn PCA(5, full).fit_transform": library_share(partial(pca, np, X, labels, target), svd, rounds),
         "sklearn Ridge(svd).fit(X, y).coef_": library_share(partial(ridge, np, X, labels, target), svd, rounds),
         f"power iteration, {POWER_STEPS} steps": library_share(partial(power_iteration, np, A),
-                                                               products(A, A[0], POWER_STEPS), rounds),
+                                                               products(A, A[:, 0], POWER_STEPS), rounds),
         f"conjugate gradient, {CG_STEPS} steps": library_share(partial(conjugate_gradient, np, S, b),
                                                                products(S, b, CG_STEPS), rounds),
     }
