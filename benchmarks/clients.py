@@ -27,22 +27,23 @@ took 1.3 ms or 160 ms from call to call, in every namespace), those calls
 measure the wake-ups and hide the rest; OPENBLAS_NUM_THREADS=1 gives steady
 rows there.
 
+At the medium sizes a call's time also depends on whether its large
+temporaries get new pages from the system, which depends on what ran before
+it in the process: docs/benchmarks.md has the same rows with each library
+alone in a process of its own.
+
 Last come issue 23's single-pattern targets and the medium rows' bounds on
 this machine: the share of NumPy's time taken by the BLAS and LAPACK calls
-arrayx makes too (arrayx can be at most 1 / share faster), and the SVD rows
-with each library alone in a new process (docs/benchmarks.md says why those
-differ from the table's).
+arrayx makes too (arrayx can be at most 1 / share faster there).
 """
 
 import argparse
 import math
-import multiprocessing
 import os
 import statistics
 import sys
 import time
 import warnings
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from typing import Callable
@@ -521,26 +522,6 @@ def scipy_new_lengths(lengths):
             seconds[arrayx] / lengths, seconds[np] / lengths)
 
 
-def time_alone(name, size_class, label):
-    """Median seconds of a call of workload `name` at `size_class` in the
-    namespace `label`, calls repeated for about a second in this process,
-    none of the other namespaces' calls between them."""
-    workload = next(w for w in WORKLOADS if w.name == name)
-    xp = NAMESPACES[label]
-    inputs = [xp.asarray(a) for a in workload.inputs(np.random.default_rng(0), *workload.sizes[size_class])]
-    call = partial(workload.arrayx_fn if label == "arrayx" and workload.arrayx_fn else workload.fn, xp, *inputs)
-    seconds = [timed(call)[1] for _ in range(3)]   # the first builds arrayx's plans
-    while sum(seconds) < 1.0:
-        seconds.append(timed(call)[1])
-    return statistics.median(seconds[1:])
-
-
-def in_new_process(fn, *args):
-    """fn(*args) in a new Python process, whose memory no other call has touched."""
-    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return pool.submit(fn, *args).result()
-
-
 def targets(rounds):
     """Issue 23's single-pattern targets, NumPy and arrayx interleaved."""
     print("\nTargets (NumPy and arrayx interleaved; median of rounds)")
@@ -557,12 +538,6 @@ def targets(rounds):
     print("  Medium rows: BLAS and LAPACK calls / NumPy's call (1 BLAS thread, CPU time)")
     for name, share in medium_library_shares(3 * rounds).items():
         print(f"    {name:<46}{share:>9.2f}  (numpy/arrayx <= {1 / share:.2f})")
-    # In one process NumPy's calls free memory glibc gives back to the system, and the
-    # next SVD's workspace in either library is new pages again (docs/benchmarks.md).
-    print("  Medium SVD rows, each library alone in a new process")
-    for name in ("sklearn PCA(5, full).fit_transform", "sklearn Ridge(svd).fit(X, y).coef_"):
-        numpy, ours = (in_new_process(time_alone, name, "medium", label) for label in ("numpy", "arrayx"))
-        print(f"    {name:<46}numpy {fmt_time(numpy):>9}  arrayx {fmt_time(ours):>9}  numpy/arrayx {numpy / ours:.2f}")
     growth, built, seconds = plan_memory(10_000)
     t0 = time.perf_counter()
     for n in range(2, 10_002):
