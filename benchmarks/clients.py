@@ -287,11 +287,11 @@ def library_share(whole, library, rounds):
     or LAPACK calls it makes on the same operands and layouts, which arrayx
     makes too: where those calls cost what they cost here, an arrayx call
     can be at most 1 / share times faster than NumPy's, however little its
-    other work costs. Measured as CPU time of
-    this process with BLAS on one thread, the two interleaved (median of
-    rounds): other processes on a shared machine do not count in it, as they
-    do in wall time. BLAS on more free cores takes a smaller share (the
-    calls spread, the rest does not), so there the bound is looser."""
+    other work costs. Measured as CPU time of this process with BLAS on one
+    thread, the two interleaved (median of rounds): other processes on a
+    shared machine do not count in it, as they do in wall time. BLAS on more
+    free cores takes a smaller share (the calls spread, the rest does not),
+    so there the bound is looser."""
     with threadpool_limits(limits=1, user_api="blas"):
         count = max(1, round(0.01 / max(timed(whole)[1], 1e-9)))
         shares = []
@@ -321,7 +321,7 @@ def gemm_share(batch, rounds):
 
 
 def medium_library_shares(rounds):
-    """{workload name: share} for the medium rows whose BLAS or LAPACK calls
+    """{workload's name: share} for the medium rows whose BLAS or LAPACK calls
     NumPy's time is mostly made of (see library_share): scikit-learn's PCA
     and Ridge with the SVD solver factor the centered 100000x20 table, power
     iteration and CG multiply the 1000x1000 matrix by a vector 20 times.
@@ -336,14 +336,11 @@ def medium_library_shares(rounds):
 
     def products(M, v, steps):
         return lambda: [M @ v for _ in range(steps)]
-    return {
-        "sklearn PCA(5, full).fit_transform": library_share(partial(pca, np, X, labels, target), svd, rounds),
-        "sklearn Ridge(svd).fit(X, y).coef_": library_share(partial(ridge, np, X, labels, target), svd, rounds),
-        f"power iteration, {POWER_STEPS} steps": library_share(partial(power_iteration, np, A),
-                                                               products(A, A[:, 0], POWER_STEPS), rounds),
-        f"conjugate gradient, {CG_STEPS} steps": library_share(partial(conjugate_gradient, np, S, b),
-                                                               products(S, b, CG_STEPS), rounds),
-    }
+    bound = [(pca, (X, labels, target), svd), (ridge, (X, labels, target), svd),
+             (power_iteration, (A,), products(A, A[:, 0], POWER_STEPS)),
+             (conjugate_gradient, (S, b), products(S, b, CG_STEPS))]
+    names = {w.fn: w.name for w in WORKLOADS}
+    return {names[fn]: library_share(partial(fn, np, *inputs), library, rounds) for fn, inputs, library in bound}
 
 
 def mlp_data(rng, batch):
