@@ -3,20 +3,43 @@
 Hypothesis profiles: `ci` (used when the CI environment variable is set) keeps
 the whole suite within CI's time on 2 cores; `dev` explores more examples.
 Select one explicitly with HYPOTHESIS_PROFILE.
+
+The CPU executor's fused groups run on NumPy in the suite, whatever a
+background compile finishes when (the "auto" path's switch depends on
+timing), unless ARRAYX_CPU_KERNELS names a path for the whole run. Modules
+that check results the fused kernels compute run every test on both paths
+(`pytestmark = pytest.mark.usefixtures("both_cpu_kernel_paths")`).
 """
 
 import os
 
 import pytest
 from arrayx import executors
+from arrayx._cpu import native
+from arrayx._cpu.native import compiler as native_compiler
 from arrayx._gpu import emulated_device
 from arrayx._gpu.emulation import host_kernels
 from arrayx.device import CPU
+from arrayx import debug as xp_debug
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("ci", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+if "ARRAYX_CPU_KERNELS" not in os.environ:
+    native.set_mode("numpy")
+
+
+@pytest.fixture(params=["numpy", "native"])
+def both_cpu_kernel_paths(request):
+    """The test once with fused groups on NumPy and once on their native
+    kernels (lone elementwise steps and reductions too); skipped natively
+    where no compiler can build kernels."""
+    if request.param == "native" and native_compiler.available() is not None:
+        pytest.skip(f"native CPU kernels: {native_compiler.available()}")
+    with xp_debug.cpu_kernels(request.param):
+        yield request.param
 
 
 @pytest.fixture

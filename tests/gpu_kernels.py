@@ -9,7 +9,7 @@ import numpy as np
 from arrayx import dtypes as dt
 from arrayx._gpu import codegen
 from arrayx._gpu.emulation import host_kernels
-from arrayx._gpu.expressions import EXPRESSIONS, supports
+from arrayx.renderer.cstyle import EXPRESSIONS, supports
 from arrayx.graph.fused import FusedGroup, Instruction
 from arrayx.graph.primitives import BINARY, PRIMITIVES
 

@@ -11,7 +11,7 @@ from arrayx import dtypes as dt
 from arrayx._cpu import special
 from arrayx._cpu.kernels import DYNAMIC, IMPLS, REDUCERS, UFUNCS, UPDATES
 from arrayx._gpu.executor import GPUExecutor
-from arrayx._gpu.expressions import EXPRESSIONS, HALF_EXPRESSIONS
+from arrayx.renderer.cstyle import EXPRESSIONS, HALF_EXPRESSIONS
 from arrayx.autodiff.registry import NON_DIFFERENTIABLE, VJP
 from arrayx.graph.apply import apply, apply_multi
 from arrayx.graph.primitives import (BLOCK_REDUCE_OPS, BOUND, FUSED, LEAF, PRIMITIVES, SELECT, STATE,
@@ -87,7 +87,7 @@ def test_gpu_leaves_exactly_the_pinned_primitives_to_the_cpu():
 @pytest.mark.parametrize("table, label", [
     (IMPLS, "_cpu.kernels.IMPLS"), (DYNAMIC, "_cpu.kernels.DYNAMIC"), (UPDATES, "_cpu.kernels.UPDATES"),
     (UFUNCS, "_cpu.kernels.UFUNCS"), (REDUCERS, "_cpu.kernels.REDUCERS"), (special.SPECIAL, "_cpu.special.SPECIAL"),
-    (EXPRESSIONS, "_gpu.expressions.EXPRESSIONS"), (HALF_EXPRESSIONS, "_gpu.expressions.HALF_EXPRESSIONS"),
+    (EXPRESSIONS, "renderer.cstyle.EXPRESSIONS"), (HALF_EXPRESSIONS, "renderer.cstyle.HALF_EXPRESSIONS"),
     (VJP, "autodiff VJP"), (NON_DIFFERENTIABLE, "autodiff NON_DIFFERENTIABLE"),
     (WITHOUT_VJP, "WITHOUT_VJP"), (GPU_LEAVES_TO_CPU, "GPU_LEAVES_TO_CPU"),
 ])

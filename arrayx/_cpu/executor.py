@@ -7,11 +7,13 @@ import numpy as np
 
 from ..dtypes import FROM_NUMPY
 from ..executors.base import VIEWS, Executor
-from ..graph.primitives import FUSED_OP, PRIMITIVES
-from . import memory
+from ..graph.fused import single_instruction_group
+from ..graph.primitives import BLOCK_REDUCE_OPS, ELEMENTWISE_OPS, FUSED_OP, PRIMITIVES
+from . import memory, native
 from .errors import ignoring_errors
-from .fused import fused_kernel, reused_arguments, writes_into_input
+from .fused import FusedKernel, fused_kernel, reused_arguments, writes_into_input
 from .kernels import DYNAMIC, IMPLS, UPDATES, out_ufunc
+from .native import codegen, compiler
 
 _MATMUL = PRIMITIVES["matmul"]
 
@@ -146,8 +148,11 @@ class CPUExecutor(Executor):
         kernels = []
         for step, drop, fn, ufunc, into in zip(steps, drops, fns, ufuncs, reuse):
             in_place = None
+            lone = _lone_native_group(step)
             if step.op is FUSED_OP:
                 fn = fused_kernel(step.attrs[0], into).function
+            elif lone is not None:
+                fn = fused_kernel(lone, into).function
             elif into is not None:
                 fn = _writing_into(ufunc, into)
             elif step.op.name in UPDATES and step.args[0] in drop and step.args[0] not in step.args[1:]:
@@ -155,8 +160,23 @@ class CPUExecutor(Executor):
             kernels.append((fn, into, in_place))
         return kernels
 
+    def kernel_path(self, kernel):
+        owner = getattr(kernel, "__self__", None)
+        return owner.path if isinstance(owner, FusedKernel) else None
+
     def around_kernels(self, run):
         return ignoring_errors(run)
+
+
+def _lone_native_group(step):
+    """Where the forced native path (native.mode "native") runs a lone
+    elementwise step or reduction natively: its group of one instruction
+    (strides read at each call); else None."""
+    if native.mode != "native" or (step.op.name not in ELEMENTWISE_OPS and step.op.name not in BLOCK_REDUCE_OPS):
+        return None
+    group = single_instruction_group(step.op, step.attrs, [(shape, dtype, "S") for shape, dtype in step.in_types],
+                                     step.shape, step.dtype)
+    return group if codegen.expressible(group) else None
 
 
 def _writing_into(ufunc, position):

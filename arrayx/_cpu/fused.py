@@ -30,9 +30,11 @@ from math import gcd, prod
 import numpy as np
 
 from ..graph.primitives import ARG_REDUCE_OPS, reduced_shape
-from . import memory, workers
+from . import memory, native, workers
 from .errors import ignoring_errors
 from .kernels import IMPLS, REDUCERS, folded_rows, out_ufunc, reduce, reduce_dtype
+from .native import codegen
+from .native.runner import NativeGroup
 
 # Bytes per block of the widest dtype of a group. Measured on this 2-core EPYC
 # (1 MiB of L2 a core, a large shared L3) with benchmarks/run.py's chains at
@@ -230,10 +232,14 @@ class FusedKernel:
         # function is generated only for groups that run in blocks).
         if group.size * self.itemsize < BLOCKED_MIN_BYTES or self._tiling() is None:
             self.block = None
-            self.function = self.whole_arrays
+            self.numpy = self.whole_arrays
         else:
             self.block = self._block_function(elementwise)
-            self.function = self._blocked_outputs
+            self.numpy = self._blocked_outputs
+        # The path the last call took: "native" or "numpy".
+        self.path = "numpy"
+        self.native = NativeGroup(group, into, threads) if codegen.expressible(group) else None
+        self.function = self.numpy if self.native is None else self._either
 
     # planning (once per group)
 
@@ -372,6 +378,18 @@ class FusedKernel:
         return generated(lines, kernels, "block")
 
     # running
+
+    def _either(self, *inputs):
+        """The group through its native kernel where the mode (native.mode)
+        allows and the kernel is ready, else on NumPy."""
+        mode = native.mode
+        if mode != "numpy":
+            outputs = self.native(inputs, mode == "native")
+            if outputs is not None:
+                self.path = "native"
+                return outputs
+        self.path = "numpy"
+        return self.numpy(*inputs)
 
     def __call__(self, *inputs):
         """The group's outputs (a tuple when it has several). The caller

@@ -4,9 +4,9 @@
 PyCUDA imports and the driver reports devices; elsewhere it does nothing, so
 `import arrayx` needs no GPU, no driver and no PyCUDA, unless the
 environment variable ARRAYX_GPU_EMULATION=1 asks for an emulated `cuda:0`
-(`emulated_device`, for CI). The code generator (codegen.py, expressions.py,
-ops.cuh) and NVRTC (nvrtc.py) need none of them either: CI compiles every
-kernel family on machines without a GPU.
+(`emulated_device`, for CI). The code generator (codegen.py, over the C
+expression table of arrayx/renderer) and NVRTC (nvrtc.py) need none of them
+either: CI compiles every kernel family on machines without a GPU.
 """
 
 import functools

@@ -23,22 +23,22 @@ the flat index, a smaller contiguous input (broadcast) through static
 strides, a strided or broadcast buffer through strides passed at launch (in
 elements, one per dimension). Shapes are compiled in, so index arithmetic
 divides by constants. Each instruction renders through the expression table
-(expressions.py). The GPU executor `runs` only what `renders` says has a CUDA
+(the C expression table, renderer/cstyle.py). The GPU executor `runs` only what `renders` says has a CUDA
 form, so the scheduler never fuses anything else; a group holding an
 operation without one is a programming error, raised as Unsupported.
 """
 
 import hashlib
-import math
 from functools import partial
 from math import prod
-from pathlib import Path
 
 from .. import dtypes as dt
-from ..graph.primitives import BLOCK_REDUCE_OPS, PRIMITIVES
-from .expressions import CTYPES, cast, render, supports
+from ..graph.primitives import BLOCK_REDUCE_OPS
+from ..renderer import cstyle
+from ..renderer.cstyle import CTYPES, OPS_HEADER, cast, identity, render, supports
 
-OPS_SOURCE = (Path(__file__).with_name("ops.cuh")).read_text()
+OPS_SOURCE = OPS_HEADER.read_text()
+
 # Threads per block; a power of two (block reductions halve it).
 BLOCK = 256
 # Grid-stride loops use 32-bit indices below this many points (the executor
@@ -92,23 +92,6 @@ def contiguous_strides(shape):
         strides.append(step)
         step *= n
     return tuple(strides[::-1])
-
-
-def _combine(name, dtype, a, b):
-    """The C++ expression combining two partial results of reduction `name`:
-    the CUDA expression of its monoid's primitive."""
-    return render(PRIMITIVES[name].monoid.op, (a, b), dtype, dtype)
-
-
-def _identity(name, dtype):
-    """The C++ value a reduction of `name` over no points gives: its monoid's identity."""
-    identity = PRIMITIVES[name].monoid.identity
-    register = CTYPES[dtype].register
-    if isinstance(identity, bool):
-        return "true" if identity else "false"
-    if math.isinf(identity):
-        return f"ax_limits<{register}>::{'lo' if identity < 0 else 'hi'}()"
-    return f"ax_complex<{register}>({identity}, 0)" if dtype.kind == "c" else f"({register}){identity}"
 
 
 def _accumulator(dtype):
@@ -296,7 +279,7 @@ def _reduce(group):
     inner = prod(shape[d] for d in reduced)
     acc_dtype = _accumulator(root.dtype)
     acc = CTYPES[acc_dtype]
-    combine = partial(_combine, rname, acc_dtype)
+    combine = partial(cstyle.combine, rname, acc_dtype)
     source_value = root.args[0]
     arg = f"v{source_value}"
     if rname in ("any", "all"):
@@ -327,7 +310,7 @@ def _reduce(group):
     long long lo = blockIdx.y * chunk, hi = lo + chunk < {inner} ? lo + chunk : {inner};
     for (long long m = blockIdx.x * (long long)blockDim.x + threadIdx.x; m < {outer}; m += (long long)gridDim.x * blockDim.x) {{
 {_indent(_unravel("m", [shape[d] for d in kept], "k", "long long"), 2)}
-        {acc.register} acc = {_identity(rname, acc_dtype)};
+        {acc.register} acc = {identity(rname, acc_dtype)};
         for (long long q = lo; q < hi; q++) {{
 {_indent(loop, 3)}
         }}
@@ -343,7 +326,7 @@ def _reduce(group):
 {_indent(_unravel("m", [shape[d] for d in kept], "k", "long long"), 2)}
         long long chunk = ({inner} + gridDim.y - 1) / gridDim.y;
         long long lo = blockIdx.y * chunk, hi = lo + chunk < {inner} ? lo + chunk : {inner};
-        {acc.register} acc = {_identity(rname, acc_dtype)};
+        {acc.register} acc = {identity(rname, acc_dtype)};
         for (long long q = lo + threadIdx.x; q < hi; q += blockDim.x) {{
 {_indent(loop, 3)}
         }}
@@ -359,7 +342,7 @@ def _reduce(group):
 extern "C" __global__ void {name}_combine(const {acc.register}* __restrict__ partial, {CTYPES[root.dtype].storage}* __restrict__ out, int splits)
 {{
     for (long long m = blockIdx.x; m < {outer}; m += gridDim.x) {{
-        {acc.register} acc = {_identity(rname, acc_dtype)};
+        {acc.register} acc = {identity(rname, acc_dtype)};
         for (int q = threadIdx.x; q < splits; q += blockDim.x) acc = {combine('acc', 'partial[m * splits + q]')};
 {_indent(_block_reduce("acc", combine, acc.register), 2)}
         if (threadIdx.x == 0) out[m] = {result};
@@ -408,9 +391,9 @@ def _rows(group):
                 arg = cast(arg, w.dtypes[arg_value], dt.bool)
             loop += w.values([arg_value] + wanted, coords, defined)
             loop += [w.store(k, flat) for k in elementwise_out]
-            combine = partial(_combine, rname, acc_dtype)
+            combine = partial(cstyle.combine, rname, acc_dtype)
             loop.append(f"acc{value} = {combine(f'acc{value}', arg)};")
-            body.append(f"{acc.register} acc{value} = {_identity(rname, acc_dtype)};")
+            body.append(f"{acc.register} acc{value} = {identity(rname, acc_dtype)};")
             body.append(f"for (long long j = threadIdx.x; j < {length}; j += blockDim.x) {{")
             body += ["    " + line for line in loop]
             body.append("}")

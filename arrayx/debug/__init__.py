@@ -6,12 +6,14 @@
 - `explain(*arrays)`: the plan the next force would run;
 - `fused_groups(*arrays)`: its fused groups;
 - `describe`, `dot`, `svg`: the views of a graph behind `xp.graph`;
-- `unfused()`, `free_held_memory()`: references and memory measurements.
+- `unfused()`, `free_held_memory()`: references and memory measurements;
+- `cpu_kernels(path)`: run the CPU's fused groups natively or on NumPy.
 """
 
 from contextlib import contextmanager
 
 from .. import executors
+from .._cpu import native
 from ..counters import counters, reset  # noqa: F401  (the debugging tools users reach for)
 from ..scheduler import fuse, schedule
 from .explain import explain  # noqa: F401
@@ -20,7 +22,7 @@ from .log import level_from_environment, set_log_level
 from .profile import Profile, profile  # noqa: F401
 
 __all__ = ["counters", "reset", "profile", "Profile", "set_log_level", "explain", "fused_groups", "describe", "dot",
-           "svg", "free_held_memory", "unfused"]
+           "svg", "free_held_memory", "unfused", "cpu_kernels"]
 
 
 def fused_groups(*arrays):
@@ -47,6 +49,23 @@ def unfused():
         yield
     finally:
         fuse.ENABLED = True
+        schedule.clear_plan_cache()
+
+
+@contextmanager
+def cpu_kernels(path):
+    """Within this scope the CPU executor runs fused groups on `path`:
+    "native" (each group's compiled kernel, built at its first call; lone
+    elementwise steps and reductions too), "numpy", or "auto" (native once
+    compiled in the background), as ARRAYX_CPU_KERNELS does for a whole
+    process. Plans cached on either side of the scope are forgotten."""
+    before = native.mode
+    native.set_mode(path)
+    schedule.clear_plan_cache()
+    try:
+        yield
+    finally:
+        native.set_mode(before)
         schedule.clear_plan_cache()
 
 

@@ -20,7 +20,7 @@ class Log:
             types = ", ".join(type_text(*t) for t in run.in_types)
             result = ", ".join(type_text(*t) for t in run.out_types)
             in_place = ", in place" if run.in_place else ""
-            print(f"arrayx:   {run.what}({types}) -> {result} on {run.device.name} by {run.executor}: "
+            print(f"arrayx:   {run.what}({types}) -> {result} on {run.device.name} by {run.ran_by}: "
                   f"{run.seconds * 1e3:.3f} ms, {size_text(run.bytes_read)} read, "
                   f"{size_text(run.bytes_written)} written{in_place}", file=sys.stderr)
 

@@ -47,7 +47,7 @@ class Profile:
         their calls, time and bytes, slowest first; then the force points."""
         rows = {}
         for s in self.steps:
-            key = (s.what, s.device.name, s.executor, " ".join(type_text(*t) for t in s.out_types))
+            key = (s.what, s.device.name, s.ran_by, " ".join(type_text(*t) for t in s.out_types))
             row = rows.setdefault(key, [0, 0.0, 0, 0, 0])
             row[0] += 1
             row[1] += s.seconds

@@ -235,6 +235,12 @@ class Executor(ABC):
         them (the CPU's floating-point error state, the GPU's context)."""
         return run
 
+    def kernel_path(self, kernel):
+        """How the last call of `kernel` (one `kernels` returned) ran, where
+        the executor has several ways to run a step (the CPU's fused groups:
+        "native" or "numpy"); None where it has one."""
+        return None
+
     def compile(self, steps, drops, observe=None):
         """A callable `program(slots)` that runs `steps` over the slot list.
 

@@ -47,13 +47,15 @@ class StepRun:
     (shape, dtype) of each input and output, `bytes_read` and
     `bytes_written` the sizes (nbytes) of its input and output buffers,
     `seconds` its wall time, `in_place` whether it wrote its result into a
-    dying input. `force_point` is set when its force point ends."""
+    dying input, `path` how the executor ran it where it has several ways
+    (a CPU fused group: "native" or "numpy"; None else). `force_point` is
+    set when its force point ends."""
 
     __slots__ = ("name", "members", "attrs", "device", "executor", "in_types", "out_types", "bytes_read",
-                 "bytes_written", "seconds", "in_place", "force_point")
+                 "bytes_written", "seconds", "in_place", "path", "force_point")
 
     def __init__(self, name, members, attrs, device, executor, in_types, out_types, bytes_read, bytes_written,
-                 seconds, in_place):
+                 seconds, in_place, path=None):
         self.name = name
         self.members = members
         self.attrs = attrs
@@ -65,7 +67,13 @@ class StepRun:
         self.bytes_written = bytes_written
         self.seconds = seconds
         self.in_place = in_place
+        self.path = path
         self.force_point = None
+
+    @property
+    def ran_by(self):
+        """The executor's name, with the path it took where it has several."""
+        return f"{self.executor} ({self.path})" if self.path else self.executor
 
     @property
     def what(self):
@@ -121,7 +129,8 @@ def observed_kernel(executor, step, kernel, in_place):
         executor.synchronize()
         seconds = perf_counter() - start
         report_step(StepRun(step.op.name, members, step.attrs, step.device, executor.name, step.in_types,
-                            out_types, sum(nbytes(b) for b in buffers), nbytes(result), seconds, in_place))
+                            out_types, sum(nbytes(b) for b in buffers), nbytes(result), seconds, in_place,
+                            executor.kernel_path(kernel)))
         return result
     return run
 

@@ -1,24 +1,34 @@
-"""The CUDA expression table: one C++ expression per elementwise primitive.
+"""The C expression table: one C++ expression per elementwise primitive,
+shared by the CUDA renderer (arrayx/_gpu/codegen.py) and the CPU's native
+renderer (arrayx/_cpu/native/codegen.py), as tinygrad's `code_for_op`.
 
 `EXPRESSIONS[name][kind]` renders the primitive on operands of that dtype kind
 (b bool, i signed, u unsigned, f real floating, c complex) as a format string
 over the operand expressions `{0}`, `{1}`, `{2}` and the result's register type
 `{T}`. Operations whose semantics need more than a C operator (NumPy's floor
 division, wrap-around integer arithmetic, NaN-propagating maximum, complex
-division) call a device function of `ops.cuh`. Standalone and fused kernels
-render through this one table (tinygrad's `code_for_op`, MLX's
-`unary_ops.cuh`), so their results agree.
+division) call a function of `ops.h`, which both renderers put in front of
+their kernels. Standalone and fused kernels on either device render through
+this one table, so their results agree with each other and with NumPy.
 
-A primitive or kind missing here has no GPU kernel: a group that holds it runs
-on the CPU executor, with transfers. float16 values live in float registers
-and are rounded after every instruction, as NumPy rounds every operation.
+A primitive or kind missing here has no generated kernel: a group that holds
+it runs on NumPy (on a GPU: on the CPU executor, with transfers). float16
+values live in float registers and are rounded after every instruction, as
+NumPy rounds every operation.
 """
 
+import math
+from pathlib import Path
+
 from .. import dtypes as dt
+from ..graph.primitives import PRIMITIVES
+
+# The functions the table calls beyond C operators, in C++ that NVRTC and g++ both compile.
+OPS_HEADER = Path(__file__).with_name("ops.h")
 
 
 class CType:
-    """How one arrayx dtype appears in generated CUDA C++."""
+    """How one arrayx dtype appears in generated C++."""
 
     __slots__ = ("dtype", "kind", "register", "storage", "unsigned")
 
@@ -217,3 +227,20 @@ def cast(expr, source, target):
             return f"({t.register})ax_f2i64({expr})"
         return f"({t.register})ax_f2i32({expr})"
     return f"({t.register}){expr}"
+
+
+def combine(name, dtype, a, b):
+    """The C++ expression combining two partial results `a` and `b` (of
+    `dtype`) of reduction `name`: its monoid's primitive."""
+    return render(PRIMITIVES[name].monoid.op, (a, b), dtype, dtype)
+
+
+def identity(name, dtype):
+    """The C++ value of `dtype` a reduction of `name` over no points gives: its monoid's identity."""
+    value = PRIMITIVES[name].monoid.identity
+    register = CTYPES[dtype].register
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if math.isinf(value):
+        return f"ax_limits<{register}>::{'lo' if value < 0 else 'hi'}()"
+    return f"ax_complex<{register}>({value}, 0)" if dtype.kind == "c" else f"({register}){value}"

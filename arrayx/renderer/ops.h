@@ -1,13 +1,15 @@
-// arrayx's elementwise operations in CUDA C++: one device function per
-// operation whose semantics need more than a C operator, shared by standalone
-// and fused kernels (expressions.py names them). The semantics are NumPy's
-// loops as the CPU executor runs them, the array API standard's special cases
-// included, so a GPU result equals the CPU result (up to the last bits of
-// transcendental functions, where CUDA's libdevice and glibc differ).
+// arrayx's elementwise operations in C++: one function per operation whose
+// semantics need more than a C operator, shared by standalone and fused
+// kernels of both renderers (renderer/cstyle.py names them). The semantics are
+// NumPy's loops as the CPU executor's NumPy path runs them, the array API
+// standard's special cases included, so a GPU result and a native CPU result
+// equal the NumPy path's (up to the last bits of transcendental functions,
+// where CUDA's libdevice, glibc and NumPy's own loops differ).
 //
-// Needs no header: NVRTC provides CUDA's math functions. The tests compile this
-// file for the host too (tests/cuda_host.h supplies the CUDA intrinsics), so the
-// semantics are checked against the CPU executor on machines without a GPU.
+// Needs no header: NVRTC provides CUDA's math functions, and a host compile
+// puts its own prelude first (the CPU's native/host.h, the emulated GPU's
+// emulation/host.h), defining __device__, __forceinline__, the math
+// functions and the float16 conversions.
 
 typedef unsigned short ax_half;   // float16 in memory; registers hold a float
 struct ax_c64 { float re, im; };

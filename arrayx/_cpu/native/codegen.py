@@ -1,0 +1,497 @@
+"""C++ for fused groups on the CPU: one function per group, generic over extents.
+
+A group (graph/fused.py) is a straight-line program over an iteration shape.
+The runner (runner.py) lays that shape out as loops: it orders the axes in
+sets by what the group computes, drops extents of 1 and merges neighbouring
+axes every operand steps through alike (as NumPy's iterator does). The kernel
+reads the number of axes in each set, their extents and each operand's
+strides at run time (`meta`), so a new shape or rank runs the same compiled
+code: its source depends on the group's program and on the loop `Form`
+alone. Four forms cover every group the native path takes:
+
+- elementwise: the points in C order, the last axis innermost. Outputs are
+  written at the flat index.
+- reduce: a final reduction whose axes hold the last one: kept axes outside,
+  reduced axes inside; each kept point folds its reduced points.
+- columns: a final reduction that keeps the last axis: the reduced axes loop
+  outside a tile of kept points, each with an accumulator of its own.
+- rows: row reductions (softmax, logsumexp): for each row, a pass per row
+  reduction over the row, then a pass computing and storing the outputs (or
+  a final reduction over the row).
+
+The innermost loop of each form is a function of its own whose pointer
+arguments are `__restrict__`, so g++ vectorizes it without alias checks, and
+math functions with a vector variant in glibc's libmvec (host.h) vectorize
+with it. A reduction's innermost loop folds LANES points at a time into
+LANES accumulators (a loop the vectorizer runs as one vector operation per
+step: without -ffast-math it never reorders a single accumulator's
+additions). Floating sums add blocks of SUM_BLOCK points that way and then
+add the blocks' totals pairwise (a cascade, as NumPy's pairwise summation),
+and float32 sums and products accumulate in float64: at least as accurate as
+NumPy's float32 sums.
+
+Every instruction renders through the C expression table shared with the
+CUDA renderer (renderer/cstyle.py), so both run the same semantics.
+"""
+
+from ... import dtypes as dt
+from ...graph.primitives import BLOCK_REDUCE_OPS
+from ...renderer.cstyle import CTYPES, cast, combine, identity, render, supports
+
+ENTRY = "ax_kernel"
+# Accumulators a reduction's innermost loop keeps: one 512-bit vector of float32.
+LANES = 16
+# Points a floating sum folds into its lanes before their total joins the
+# pairwise cascade: NumPy's pairwise summation folds 128 into 8.
+SUM_BLOCK = 128
+# Kept points a columns kernel accumulates at a time: its accumulators stay
+# in registers and L1 while it walks the reduced axes.
+COLUMN_TILE = 256
+
+MODES = ("elementwise", "reduce", "columns", "rows")
+# How the innermost loop reads an operand.
+CONTIGUOUS, SAME, STRIDED, SCALAR = "c", "z", "g", "s"
+
+
+class Form:
+    """What a kernel's source depends on besides its group's program.
+
+    `mode` is one of MODES. `classes` says how the innermost loop reads each
+    input and then each output written through strides (a reduce or columns
+    group's exported elementwise values): CONTIGUOUS, SAME (stride 0),
+    STRIDED (a stride given at run time) or SCALAR (a 0-d input, read once).
+    `into` is the input whose buffer the group's one output is written into
+    (None: a buffer of its own).
+    """
+
+    __slots__ = ("mode", "classes", "into", "_key")
+
+    def __init__(self, mode, classes, into=None):
+        assert mode in MODES
+        self.mode = mode
+        self.classes = tuple(classes)
+        self.into = into
+        self._key = (mode, self.classes, into)
+
+    def __eq__(self, other):
+        return isinstance(other, Form) and self._key == other._key
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __repr__(self):
+        return f"Form({self.mode}, classes={''.join(self.classes)}, into={self.into})"
+
+
+# The loop sets of each mode, outermost first (meta starts with the number of axes in each).
+SETS = {"elementwise": ("points",), "reduce": ("kept", "reduced"), "columns": ("outer", "reduced", "inner"),
+        "rows": ("lead", "row")}
+
+
+def accumulator(name, dtype):
+    """The dtype reduction `name`, giving `dtype`, accumulates in: float16 in
+    float32; float32 sums and products in float64; the rest in their own."""
+    if dtype == dt.float16:
+        return dt.float32
+    if dtype == dt.float32 and name in ("sum", "prod"):
+        return dt.float64
+    return dtype
+
+
+def cascades(name, acc):
+    """Whether reduction `name` accumulating in `acc` adds blocks pairwise."""
+    return name == "sum" and acc.kind == "f"
+
+
+def expressible(group):
+    """Whether every instruction of `group` has a C form on the CPU, and its
+    shape is one the four forms cover: no arg reduction, and a group with row
+    reductions ends in an elementwise instruction or a reduction over its
+    row axes."""
+    dtypes = [d for _, d, _ in group.inputs] + [i.dtype for i in group.body]
+    for instruction in group.body:
+        op = instruction.op
+        if op.kind == "reduce":
+            if op.name not in BLOCK_REDUCE_OPS:
+                return False
+            if not supports(op.monoid.op, accumulator(op.name, instruction.dtype)):
+                return False
+        elif not supports(op.name, dtypes[instruction.args[-1]]):
+            return False
+    root = group.body[-1]
+    if group.row_axes and root.op.kind == "reduce" and tuple(root.attrs[0]) != tuple(group.row_axes):
+        return False
+    return True
+
+
+def mode_of(group):
+    """The loop form's mode for `group` (reduce or columns by whether its
+    final reduction reduces the group's last axis of more than one point)."""
+    if group.row_axes:
+        return "rows"
+    root = group.reduction
+    if root is None:
+        return "elementwise"
+    axes = set(root.attrs[0])
+    real = [d for d, n in enumerate(group.shape) if n != 1]
+    return "reduce" if not real or real[-1] in axes else "columns"
+
+
+def strided_outputs(group, mode):
+    """The value numbers of the outputs a kernel of `mode` writes through
+    strides: a reduce or columns group's exported elementwise values."""
+    return tuple(group.outputs[:-1]) if mode in ("reduce", "columns") else ()
+
+
+class _Source:
+    """The C++ of one group in one form (see `source`)."""
+
+    def __init__(self, group, form):
+        self.group = group
+        self.form = form
+        self.n_in = len(group.inputs)
+        self.dtypes = [d for _, d, _ in group.inputs] + [i.dtype for i in group.body]
+        self.strided_out = strided_outputs(group, form.mode)
+        self.scalars = [k for k in range(self.n_in) if form.classes[k] == SCALAR]
+        # Operands with strides in meta, in order: non-scalar inputs, then strided outputs.
+        operands = [k for k in range(self.n_in) if form.classes[k] != SCALAR] + list(self.strided_out)
+        self.slot = {k: s for s, k in enumerate(operands)}
+        self.out_class = {v: form.classes[self.n_in + i] for i, v in enumerate(self.strided_out)}
+        self.sets = SETS[form.mode]
+
+    # values
+
+    def ctype(self, v):
+        return CTYPES[self.dtypes[v]]
+
+    def needed(self, roots, defined):
+        """Value numbers `roots` depend on, in program order, stopping at `defined`."""
+        seen, stack = set(), list(roots)
+        while stack:
+            v = stack.pop()
+            if v in seen or v in defined:
+                continue
+            seen.add(v)
+            if v >= self.n_in:
+                stack.extend(self.group.body[v - self.n_in].args)
+        return sorted(seen)
+
+    def load(self, k, q):
+        """Input k at point `q` of the innermost loop."""
+        index = {CONTIGUOUS: q, SAME: "0", STRIDED: f"{q} * s{k}"}[self.form.classes[k]]
+        return self.ctype(k).load(f"a{k}[{index}]")
+
+    def values(self, wanted, q, defined):
+        """Lines computing `wanted` at point `q`, given the scalar inputs and
+        the `defined` values (row reductions) as variables."""
+        lines = []
+        for v in self.needed(wanted, set(defined) | set(self.scalars)):
+            ctype = self.ctype(v)
+            if v < self.n_in:
+                lines.append(f"{ctype.register} v{v} = {self.load(v, q)};")
+                continue
+            instruction = self.group.body[v - self.n_in]
+            expr = render(instruction.op.name, [f"v{a}" for a in instruction.args],
+                          self.dtypes[instruction.args[-1]], instruction.dtype)
+            lines.append(f"{ctype.register} v{v} = {expr};")
+        return lines
+
+    def store(self, v, q, strided):
+        """The line storing value v at point `q` of the innermost loop: through
+        its strides, or at the flat index (its pointer already at the row)."""
+        index = {CONTIGUOUS: q, SAME: "0", STRIDED: f"{q} * t{v}"}[self.out_class[v]] if strided else q
+        return f"w{v}[{index}] = {self.ctype(v).store(f'v{v}')};"
+
+    # the innermost loop's function
+
+    def inner(self, name, count, roots, body, defined=(), flat_out=(), strided_out=(), extra=()):
+        """(the innermost-loop function `name` over `n` points running
+        `body`, the call of it over `count` points). Inputs `roots` needs are
+        pointers (`in{k} + o{k}` at the call) or, if 0-d, values; the
+        `defined` row reductions are values; outputs are pointers, at the
+        flat index (`out{v} + f{v}`) or through strides (`out{v} + o{v}`)."""
+        params, args = ["long long n"], [count]
+        into = self.form.into
+        for v in self.needed(list(roots) + list(flat_out) + list(strided_out), set(defined)):
+            if v >= self.n_in:
+                continue
+            ctype = self.ctype(v)
+            cls = self.form.classes[v]
+            if cls == SCALAR:
+                params.append(f"{ctype.register} v{v}")
+                args.append(f"v{v}")
+                continue
+            restrict = "" if v == into else " __restrict__"
+            params.append(f"const {ctype.storage}*{restrict} a{v}")
+            args.append(f"in{v} + o{v}")
+            if cls == STRIDED:
+                params.append(f"long long s{v}")
+                args.append(f"s{v}")
+        for v in defined:
+            params.append(f"{self.ctype(v).register} v{v}")
+            args.append(f"v{v}")
+        for v in flat_out:
+            restrict = "" if into is not None else " __restrict__"
+            params.append(f"{self.ctype(v).storage}*{restrict} w{v}")
+            args.append(f"out{v} + f{v}")
+        for v in strided_out:
+            params.append(f"{self.ctype(v).storage}* __restrict__ w{v}")
+            args.append(f"out{v} + o{v}")
+            if self.out_class[v] == STRIDED:
+                params.append(f"long long t{v}")
+                args.append(f"t{v}")
+        for decl, arg in extra:
+            params.append(decl)
+            args.append(arg)
+        function = f"static __forceinline__ void {name}({', '.join(params)})\n{{\n{_indent(body, 1)}\n}}\n"
+        return function, f"{name}({', '.join(args)});"
+
+    def prologue(self):
+        """The kernel's first lines: its loop axes, each buffer, each 0-d
+        input's value, the innermost stride of each strided operand."""
+        n_sets = len(self.sets)
+        lines = [f"const int ax_sets[{n_sets}] = {{{', '.join(f'(int)m[{i}]' for i in range(n_sets))}}};",
+                 "int ax_D = 0;",
+                 f"for (int ax_i = 0; ax_i < {n_sets}; ax_i++) ax_D += ax_sets[ax_i];",
+                 f"const long long* dims = m + {n_sets};",
+                 "const long long* st = dims + ax_D;"]
+        for lo, name in zip(range(n_sets), self.sets):
+            bounds = " + ".join(f"ax_sets[{i}]" for i in range(lo)) or "0"
+            lines.append(f"const int {name}_lo = {bounds}, {name}_hi = {name}_lo + ax_sets[{lo}];")
+        for k in range(self.n_in):
+            storage = self.ctype(k).storage
+            if self.form.classes[k] == SCALAR:
+                lines.append(f"const {self.ctype(k).register} v{k} = {self.ctype(k).load(f'*(const {storage}*)p[{k}]')};")
+            else:
+                lines.append(f"const {storage}* in{k} = (const {storage}*)p[{k}];")
+        for i, v in enumerate(self.group.outputs):
+            lines.append(f"{self.ctype(v).storage}* out{v} = ({self.ctype(v).storage}*)p[{self.n_in + i}];")
+        for k, slot in self.slot.items():
+            cls = self.form.classes[k] if k < self.n_in else self.out_class[k]
+            if cls == STRIDED:
+                lines.append(f"const long long {'s' if k < self.n_in else 't'}{k} = st[{slot} * ax_D + ax_D - 1];")
+        return lines
+
+    def offsets(self, lo, hi):
+        """Lines setting o<k>, each strided operand's offset at the
+        coordinates c[] of axes [lo, hi) (C++ expressions)."""
+        return [f"const long long o{k} = ax_offset(st + {slot} * ax_D, c, {lo}, {hi});" for k, slot in self.slot.items()]
+
+    def fold(self, value, arg_lines, stores, acc):
+        """Lines folding reduction `value`'s argument (computed by
+        `arg_lines` at point q, performing `stores` there) over n points
+        into `acc`: a pointer to its cascade, or to its value."""
+        instruction = self.group.body[value - self.n_in]
+        name = instruction.op.name
+        kind = accumulator(name, instruction.dtype)
+        register = CTYPES[kind].register
+        arg = instruction.args[0]
+        folded = cast(f"v{arg}", self.dtypes[arg], kind)
+        pairwise = cascades(name, kind)
+        block = f"n - ax_j > {SUM_BLOCK} ? ax_j + {SUM_BLOCK} : n" if pairwise else "n"
+        push = f"{acc}->push(ax_lane[0]);" if pairwise else f"*{acc} = {combine(name, kind, f'*{acc}', 'ax_lane[0]')};"
+        point = arg_lines + stores
+        return (["long long ax_j = 0;",
+                 "while (ax_j < n) {",
+                 f"    const long long ax_e = {block};",
+                 f"    {register} ax_lane[{LANES}];",
+                 f"    for (int ax_l = 0; ax_l < {LANES}; ax_l++) ax_lane[ax_l] = {identity(name, kind)};",
+                 f"    for (; ax_j + {LANES} <= ax_e; ax_j += {LANES}) {{",
+                 # Unrolled, the lanes' loop would not meet the vectorizer (and its math calls no vector variant).
+                 "#pragma GCC unroll 1",
+                 f"        for (int ax_l = 0; ax_l < {LANES}; ax_l++) {{",
+                 "            const long long q = ax_j + ax_l;"]
+                + ["            " + line for line in point]
+                + [f"            ax_lane[ax_l] = {combine(name, kind, 'ax_lane[ax_l]', folded)};",
+                   "        }",
+                   "    }",
+                   "    for (; ax_j < ax_e; ax_j++) {",
+                   "        const long long q = ax_j;"]
+                + ["        " + line for line in point]
+                + [f"        ax_lane[0] = {combine(name, kind, 'ax_lane[0]', folded)};",
+                   "    }",
+                   f"    for (int ax_w = {LANES // 2}; ax_w > 0; ax_w >>= 1)",
+                   f"        for (int ax_l = 0; ax_l < ax_w; ax_l++) "
+                   f"ax_lane[ax_l] = {combine(name, kind, 'ax_lane[ax_l]', 'ax_lane[ax_l + ax_w]')};",
+                   f"    {push}",
+                   "}"])
+
+    def accumulator(self, value, var):
+        """(the C type of reduction `value`'s accumulator `var`, the line
+        declaring it, the expression of its total, the C type of that total)."""
+        instruction = self.group.body[value - self.n_in]
+        name = instruction.op.name
+        kind = accumulator(name, instruction.dtype)
+        register = CTYPES[kind].register
+        if cascades(name, kind):
+            return f"ax_cascade<{register}>", f"ax_cascade<{register}> {var};", f"{var}.total({identity(name, kind)})", register
+        return register, f"{register} {var} = {identity(name, kind)};", var, register
+
+    def rounded(self, value, expr):
+        """The accumulated `expr` as a register value of reduction `value`'s dtype."""
+        instruction = self.group.body[value - self.n_in]
+        kind = accumulator(instruction.op.name, instruction.dtype)
+        if instruction.dtype == dt.float16:
+            return f"ax_round_half({expr})"
+        return expr if kind == instruction.dtype else cast(expr, kind, instruction.dtype)
+
+
+def _indent(lines, depth):
+    return "\n".join("    " * depth + line for line in lines)
+
+
+COMPLEX_PRAGMA = '#pragma GCC optimize("no-tree-loop-vectorize", "no-tree-slp-vectorize")\n'
+KERNEL_PARAMS = ("char* const* p, const long long* m, long long start, long long stop, "
+                 "long long rstart, long long rstop, void* partial")
+
+
+def source(group, form):
+    """The C++ translation unit (after host.h and ops.h) of `group` in `form`:
+    one function, `ENTRY`, with KERNEL_PARAMS: the buffers (inputs, then the
+    group's outputs), meta (the number of axes in each loop set, their
+    extents, then each strided operand's stride along every axis), the range
+    of the outermost set (columns: of the kept points) it covers, the range
+    of reduced points (reduce and columns), and where partial results go
+    (NULL: the final output)."""
+    w = _Source(group, form)
+    functions, body = {"elementwise": _elementwise, "reduce": _reduce, "columns": _columns, "rows": _rows}[form.mode](w)
+    entry = f'extern "C" void {ENTRY}({KERNEL_PARAMS})\n{{\n{_indent(w.prologue() + body, 1)}\n}}\n'
+    # g++'s vectorizer fuses complex multiply-adds into FMAs even with
+    # -ffp-contract=off (its complex-arithmetic patterns): NumPy rounds each step.
+    unfused = COMPLEX_PRAGMA if any(d.kind == "c" for d in w.dtypes) else ""
+    return unfused + "\n".join(functions) + "\n" + entry
+
+
+def _elementwise(w):
+    outputs = list(w.group.outputs)
+    point = w.values(outputs, "q", ()) + [w.store(v, "q", False) for v in outputs]
+    function, call = w.inner("ax_points", "ax_n", outputs, ["for (long long q = 0; q < n; q++) {"]
+                             + ["    " + line for line in point] + ["}"], flat_out=outputs)
+    body = ["if (start >= stop) return;",
+            "long long c[AX_MAX_AXES];",
+            "ax_unravel(start, dims, c, 0, ax_D);",
+            "for (long long i = start; i < stop;) {",
+            "    long long ax_n = dims[ax_D - 1] - c[ax_D - 1];",
+            "    if (ax_n > stop - i) ax_n = stop - i;"]
+    body += ["    " + line for line in w.offsets(0, "ax_D")]
+    body += [f"    const long long f{v} = i;" for v in outputs]
+    body += [f"    {call}",
+             "    i += ax_n;",
+             "    c[ax_D - 1] = 0;",
+             "    ax_next(dims, c, 0, ax_D - 1);",
+             "}"]
+    return [function], body
+
+
+def _reduce(w):
+    value = w.n_in + len(w.group.body) - 1
+    arg = w.group.body[-1].args[0]
+    exported = list(w.strided_out)
+    point_lines = w.values([arg] + exported, "q", ())
+    stores = [w.store(v, "q", True) for v in exported]
+    kind, declare, total, register = w.accumulator(value, "ax_acc")
+    function, call = w.inner("ax_fold", "ax_n", [arg], w.fold(value, point_lines, stores, "ax_acc"),
+                             strided_out=exported, extra=[(f"{kind}* ax_acc", "&ax_acc")])
+    out = w.group.outputs[-1]
+    body = ["if (start >= stop || rstart >= rstop) return;",
+            "long long c[AX_MAX_AXES];",
+            "ax_unravel(start, dims, c, kept_lo, kept_hi);",
+            "for (long long mm = start; mm < stop; mm++) {",
+            f"    {declare}",
+            "    ax_unravel(rstart, dims, c, reduced_lo, reduced_hi);",
+            "    for (long long q0 = rstart; q0 < rstop;) {",
+            "        long long ax_n = dims[ax_D - 1] - c[ax_D - 1];",
+            "        if (ax_n > rstop - q0) ax_n = rstop - q0;"]
+    body += ["        " + line for line in w.offsets(0, "ax_D")]
+    body += [f"        {call}",
+             "        q0 += ax_n;",
+             "        c[ax_D - 1] = 0;",
+             "        ax_next(dims, c, reduced_lo, reduced_hi - 1);",
+             "    }",
+             f"    if (partial) (({register}*)partial)[mm - start] = {total};",
+             f"    else out{out}[mm] = {w.ctype(out).store(w.rounded(value, total))};",
+             "    ax_next(dims, c, kept_lo, kept_hi);",
+             "}"]
+    return [function], body
+
+
+def _columns(w):
+    value = w.n_in + len(w.group.body) - 1
+    instruction = w.group.body[-1]
+    name = instruction.op.name
+    arg = instruction.args[0]
+    exported = list(w.strided_out)
+    kind = accumulator(name, instruction.dtype)
+    register = CTYPES[kind].register
+    folded = cast(f"v{arg}", w.dtypes[arg], kind)
+    point = w.values([arg] + exported, "q", ()) + [w.store(v, "q", True) for v in exported]
+    point.append(f"ax_acc[q] = {combine(name, kind, 'ax_acc[q]', folded)};")
+    function, call = w.inner("ax_fold", "ax_n", [arg], ["for (long long q = 0; q < n; q++) {"]
+                             + ["    " + line for line in point] + ["}"],
+                             strided_out=exported, extra=[(f"{register}* __restrict__ ax_acc", "ax_acc")])
+    out = w.group.outputs[-1]
+    result = w.rounded(value, "ax_acc[ax_j]")
+    body = ["if (start >= stop || rstart >= rstop) return;",
+            "const long long ax_inner = dims[ax_D - 1];",
+            "long long c[AX_MAX_AXES];",
+            "for (long long u = start; u < stop;) {",
+            "    c[ax_D - 1] = u % ax_inner;",
+            "    ax_unravel(u / ax_inner, dims, c, outer_lo, outer_hi);",
+            "    long long ax_n = ax_inner - c[ax_D - 1];",
+            "    if (ax_n > stop - u) ax_n = stop - u;",
+            f"    if (ax_n > {COLUMN_TILE}) ax_n = {COLUMN_TILE};",
+            f"    {register} ax_acc[{COLUMN_TILE}];",
+            f"    for (long long ax_j = 0; ax_j < ax_n; ax_j++) ax_acc[ax_j] = {identity(name, kind)};",
+            "    ax_unravel(rstart, dims, c, reduced_lo, reduced_hi);",
+            "    for (long long q0 = rstart; q0 < rstop; q0++) {"]
+    body += ["        " + line for line in w.offsets(0, "ax_D")]
+    body += [f"        {call}",
+             "        ax_next(dims, c, reduced_lo, reduced_hi);",
+             "    }",
+             "    if (partial) for (long long ax_j = 0; ax_j < ax_n; ax_j++) "
+             f"(({register}*)partial)[u - start + ax_j] = ax_acc[ax_j];",
+             f"    else for (long long ax_j = 0; ax_j < ax_n; ax_j++) out{out}[u + ax_j] = {w.ctype(out).store(result)};",
+             "    u += ax_n;",
+             "}"]
+    return [function], body
+
+
+def _rows(w):
+    n_in = w.n_in
+    group = w.group
+    reductions = [n_in + k for k, i in enumerate(group.body) if i.op.kind == "reduce"]
+    root = n_in + len(group.body) - 1
+    flat = [v for v in group.outputs if v not in reductions]
+    functions, calls, defined = [], [], []
+    for number, value in enumerate(reductions):
+        arg = group.body[value - n_in].args[0]
+        stored = flat if value == root else []
+        point_lines = w.values([arg] + stored, "q", defined)
+        stores = [w.store(v, "q", False) for v in stored]
+        kind, declare, total, _ = w.accumulator(value, f"ax_acc{value}")
+        function, call = w.inner(f"ax_pass{number}", "dims[ax_D - 1]", [arg],
+                                 w.fold(value, point_lines, stores, "ax_acc"), defined=list(defined),
+                                 flat_out=stored, extra=[(f"{kind}* ax_acc", f"&ax_acc{value}")])
+        functions.append(function)
+        calls += [declare, call,
+                  f"const {w.ctype(value).register} v{value} = {w.rounded(value, total)};"]
+        if value in group.outputs:
+            calls.append(f"out{value}[row] = {w.ctype(value).store(f'v{value}')};")
+        defined.append(value)
+    if group.body[-1].op.kind != "reduce":
+        point = w.values(flat, "q", defined) + [w.store(v, "q", False) for v in flat]
+        function, call = w.inner("ax_last", "dims[ax_D - 1]", flat, ["for (long long q = 0; q < n; q++) {"]
+                                 + ["    " + line for line in point] + ["}"], defined=list(defined), flat_out=flat)
+        functions.append(function)
+        calls.append(call)
+    body = ["if (start >= stop) return;",
+            "long long c[AX_MAX_AXES];",
+            "c[ax_D - 1] = 0;",
+            "ax_unravel(start, dims, c, lead_lo, lead_hi);",
+            "for (long long row = start; row < stop; row++) {"]
+    body += ["    " + line for line in w.offsets(0, "ax_D")]
+    body += [f"    const long long f{v} = row * dims[ax_D - 1];" for v in flat]
+    body += ["    " + line for line in calls]
+    body += ["    ax_next(dims, c, lead_lo, lead_hi);",
+             "}"]
+    return functions, body

@@ -1,0 +1,257 @@
+"""Running a fused group through its native kernel.
+
+A NativeGroup lays the group's iteration shape out as the loops of its form
+(codegen.py): per input, the element strides along each axis (0 where it
+broadcasts), the axes ordered by the form's sets, extents of 1 dropped, and
+neighbouring axes that every operand steps through alike merged into one.
+The extents and strides go to the kernel in `meta`; the loop form picks the
+kernel's source. A group whose inputs are all contiguous lays out once; a
+strided or broadcast view lays out at each call (its strides are the
+buffer's). The call is cut into pieces over the outermost set (or, for a
+reduction to few points, over the reduced points, each piece folding into
+partial results that are then combined in piece order, so a sum is the same
+at every call), which the calling thread and the CPU executor's workers
+claim as they do a NumPy group's blocks.
+"""
+
+import time
+from math import prod
+
+import numpy as np
+
+from .. import memory, workers
+from ...graph.primitives import reduced_shape
+from ..kernels import REDUCERS
+from . import codegen, compiler, launch
+from .codegen import CONTIGUOUS, SAME, SCALAR, STRIDED, Form
+
+# Points from which a call may run on the workers: below, a kernel takes
+# less time than waking a worker (tens of microseconds).
+THREADED_POINTS = 1 << 17
+# Pieces per thread a threaded call is cut into (see workers.claimed).
+PIECES_PER_THREAD = 4
+# Elementwise pieces start at multiples of this many points: whole cache
+# lines and vectors.
+GRAIN = 64
+# Outputs of at least this many bytes come from the pool of dead results
+# (memory.py): fresh pages cost as much as the pass itself.
+POOLED_BYTES = 1 << 20
+# Points from which a call releases the GIL.
+RELEASE_POINTS = 1 << 14
+# Layouts a group keeps (a plan rebound to many extents makes one each).
+LAYOUTS = 64
+
+
+class Layout:
+    """A group's loops for one call's input shapes and strides: the form,
+    the meta array (the number of axes of each set, their extents, then the
+    strides; its address goes to the kernel), the range of the outermost
+    set (columns: of the kept points) and of the reduced points, and each
+    output's (shape, NumPy dtype, whether it comes from the pool). `kernel`
+    is the form's kernel once loaded."""
+
+    __slots__ = ("form", "meta", "address", "outer", "reduced", "points", "outputs", "kernel")
+
+    def __init__(self, form, extents, strides, outputs):
+        self.form = form
+        flat = [len(dims) for dims in extents] + [n for dims in extents for n in dims]
+        self.meta = np.array(flat + [s for operand in strides for s in operand], dtype=np.int64)
+        self.address = self.meta.ctypes.data
+        self.points = prod(flat[len(extents):])
+        self.outer = prod(extents[0]) * (extents[-1][0] if form.mode == "columns" else 1)
+        self.reduced = prod(extents[1]) if form.mode in ("reduce", "columns") else 0
+        self.outputs = [(shape, dtype, prod(shape) * dtype.itemsize >= POOLED_BYTES) for shape, dtype in outputs]
+        self.kernel = None
+
+
+def contiguous_strides(shape):
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return tuple(strides[::-1])
+
+
+class NativeGroup:
+    """A FusedGroup run by its native kernel, writing its one output into
+    input `into` (the caller guarantees it dies here and nobody else sees
+    it) when `into` is not None, on at most `threads` threads (None:
+    workers.THREADS).
+
+    A plan rebound to other extents (scheduler/schedule.py) runs the group's
+    kernel on inputs of other shapes: the iteration shape is taken from the
+    inputs at each call, and only the loop form picks compiled code."""
+
+    def __init__(self, group, into=None, threads=None):
+        self.group = group
+        self.into = into
+        self.threads = threads
+        self.mode = codegen.mode_of(group)
+        self.n_in = len(group.inputs)
+        self.ndim = len(group.shape)
+        self.strided_out = codegen.strided_outputs(group, self.mode)
+        self.outputs = [group.body[v - self.n_in] for v in group.outputs]
+        self.sets = self._sets()
+        self.contiguous = all(layout == "C" for _, _, layout in group.inputs)
+        self.layouts = {}     # input shapes (and strides) -> Layout, or None where no form covers them
+        self.sources = {}     # Form -> its kernel's source
+        self.seconds = None   # wall time of the last threaded call
+        root = group.body[-1]
+        self.reducer = REDUCERS[root.op.name] if root.op.kind == "reduce" else None
+        self.accumulator = codegen.accumulator(root.op.name, root.dtype).dtype if self.reducer else None
+
+    def _sets(self):
+        """The group's axes in loop order, by set (see codegen.Form)."""
+        group = self.group
+        axes = range(self.ndim)
+        if self.mode == "elementwise":
+            return [list(axes)]
+        if self.mode == "rows":
+            rows = set(group.row_axes)
+            return [[d for d in axes if d not in rows], sorted(rows)]
+        reduced = set(group.body[-1].attrs[0])
+        kept = [d for d in axes if d not in reduced]
+        if self.mode == "reduce":
+            return [kept, sorted(reduced)]
+        last = max((d for d in reduced if group.shape[d] != 1), default=max(reduced))
+        return [[d for d in kept if d < last], sorted(reduced), [d for d in kept if d > last]]
+
+    def layout(self, inputs):
+        """The Layout of a call on `inputs`, or None when no form covers it."""
+        if self.contiguous:
+            key = tuple([b.shape for b in inputs])
+        else:
+            key = tuple([(b.shape, b.strides) for b in inputs])
+        found = self.layouts.get(key, False)
+        if found is False:
+            if len(self.layouts) >= LAYOUTS:
+                self.layouts.clear()
+            found = self.layouts[key] = self._layout(inputs)
+        return found
+
+    def _layout(self, inputs):
+        group = self.group
+        ndim = self.ndim
+        shape = [1] * ndim
+        for b in inputs:
+            for d, n in enumerate(b.shape, ndim - len(b.shape)):
+                if n != 1:
+                    shape[d] = n
+        if 0 in shape:
+            return None
+        # Each strided operand's element stride along every axis (0 where it broadcasts).
+        strides = []
+        for k, (_, dtype, _) in enumerate(group.inputs):
+            b = inputs[k]
+            if b.shape == ():
+                continue
+            size = dtype.itemsize
+            if any(s % size for s in b.strides):
+                return None
+            lead = ndim - len(b.shape)
+            strides.append([0] * lead + [0 if n == 1 else s // size for n, s in zip(b.shape, b.strides)])
+        full = [0 if n == 1 else s for n, s in zip(shape, contiguous_strides(shape))]
+        strides += [full] * len(self.strided_out)
+        extents, merged = [], [[] for _ in strides]
+        for axes in self.sets:
+            dims, set_strides = [], [[] for _ in strides]
+            for a in axes:
+                n = shape[a]
+                if n == 1:
+                    continue
+                if dims and all(s[-1] == operand[a] * n for s, operand in zip(set_strides, strides)):
+                    dims[-1] *= n
+                    for s, operand in zip(set_strides, strides):
+                        s[-1] = operand[a]
+                else:
+                    dims.append(n)
+                    for s, operand in zip(set_strides, strides):
+                        s.append(operand[a])
+            if not dims:
+                dims = [1]
+                set_strides = [[0] for _ in strides]
+            extents.append(dims)
+            for m, s in zip(merged, set_strides):
+                m.extend(s)
+        if self.mode in ("columns", "rows") and len(extents[-1]) != 1:
+            return None   # the innermost set must be one loop
+        classes = []
+        operands = iter(merged)
+        for b in inputs:
+            classes.append(SCALAR if b.shape == () else _inner_class(next(operands)[-1]))
+        for _ in self.strided_out:
+            classes.append(_inner_class(next(operands)[-1]))
+        form = Form(self.mode, classes, self.into)
+        outputs = [(tuple(shape) if i.op.kind != "reduce" else reduced_shape(tuple(shape), *i.attrs), i.dtype.dtype)
+                   for i in self.outputs]
+        return Layout(form, extents, merged, outputs)
+
+    def kernel(self, form, wait):
+        """The loaded kernel of `form`, or None while it is being compiled."""
+        text = self.sources.get(form)
+        if text is None:
+            text = self.sources[form] = codegen.source(self.group, form)
+        return compiler.kernel(text, wait)
+
+    def __call__(self, inputs, wait=False):
+        """The group's outputs (a tuple when it has several), or None when
+        the kernel is not compiled yet (with `wait`, it is compiled now) or
+        no loop form covers these inputs."""
+        layout = self.layout(inputs)
+        if layout is None:
+            return None
+        kernel = layout.kernel
+        if kernel is None:
+            kernel = layout.kernel = self.kernel(layout.form, wait)
+            if kernel is None:
+                return None
+        outputs = [(memory.empty if pooled else np.empty)(shape, dtype) for shape, dtype, pooled in layout.outputs]
+        if self.into is not None:
+            outputs[0] = inputs[self.into]
+        buffers = (*inputs, *outputs)
+        points = layout.points
+        most = self.threads or workers.THREADS
+        if most == 1 or points < THREADED_POINTS:
+            launch.run(kernel, layout.address, 0, layout.outer, 0, layout.reduced, None, points >= RELEASE_POINTS,
+                       buffers)
+        else:
+            # As a NumPy group's blocks: the workers only when the last call took long enough to pay for waking them.
+            self._pieces(layout, kernel, buffers, outputs[-1], most if workers.worth_waking(self.seconds) else 1)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def _pieces(self, layout, kernel, buffers, result, threads):
+        """Run the call in pieces that the calling thread and up to
+        `threads` - 1 workers claim (workers.claimed)."""
+        outer, reduced, address = layout.outer, layout.reduced, layout.address
+        n = (self.threads or workers.THREADS) * PIECES_PER_THREAD
+        start = time.perf_counter()
+        if self.mode in ("reduce", "columns") and outer < n and reduced >= n:
+            # Few points kept: the pieces split the reduced points, each into partial results.
+            pieces = [(k, lo, hi) for k, (lo, hi) in enumerate(_bounds(reduced, n, 1))]
+            partials = np.empty((len(pieces), outer), self.accumulator)
+            row = partials.strides[0]
+
+            def fold(piece, _):
+                k, lo, hi = piece
+                launch.run(kernel, address, 0, outer, lo, hi, partials.ctypes.data + k * row, True, buffers)
+            workers.claimed(pieces, fold, tuple, threads)
+            result.reshape(-1)[...] = self.reducer.reduce(partials, axis=0)
+        else:
+            grain = GRAIN if self.mode == "elementwise" else 1
+
+            def compute(piece, _):
+                launch.run(kernel, address, piece[0], piece[1], 0, reduced, None, True, buffers)
+            workers.claimed(_bounds(outer, n, grain), compute, tuple, threads)
+        self.seconds = time.perf_counter() - start
+
+
+def _inner_class(stride):
+    return CONTIGUOUS if stride == 1 else SAME if stride == 0 else STRIDED
+
+
+def _bounds(total, n, grain):
+    """[start, stop) ranges cutting range(total) into at most n pieces of
+    about equal size, starting at multiples of `grain`."""
+    edges = sorted({min(total, (total * k // n) // grain * grain) for k in range(n)} | {total})
+    return [(lo, hi) for lo, hi in zip(edges, edges[1:]) if hi > lo]
+

@@ -1,0 +1,540 @@
+"""The CPU's native kernels (arrayx/_cpu/native) against the NumPy path.
+
+The NumPy path (NumPy's loops, with the standard's special cases in
+_cpu/special.py) is the oracle: every primitive the native path claims runs
+on every dtype it accepts over a grid of special values, in a group of many
+outputs (one compile per dtype), and its results must equal the NumPy
+path's, exactly where IEEE arithmetic is exact (arithmetic, comparisons,
+rounding, sqrt, casts), within a few ulp for the math functions (glibc's
+vector and scalar functions and NumPy's own loops each differ from the
+correctly rounded result by up to 4 ulp, so two of them by up to 8), with
+NaN, infinities and the sign of zero in the same places.
+"""
+
+import logging
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import arrayx as xp
+from arrayx import dtypes as dt
+from arrayx._cpu import native, workers
+from arrayx._cpu.fused import FusedKernel
+from arrayx._cpu.native import codegen, compiler
+from arrayx._cpu.native.runner import NativeGroup
+from arrayx.graph.fused import FusedGroup, Instruction
+from arrayx.graph.primitives import BLOCK_REDUCE_OPS, ELEMENTWISE_OPS, PRIMITIVES
+from arrayx.renderer.cstyle import EXPRESSIONS, supports
+
+pytestmark = pytest.mark.skipif(compiler.available() is not None,
+                                reason=f"native CPU kernels: {compiler.available()}")
+
+P = PRIMITIVES
+ALL_DTYPES = [dt.bool, dt.int8, dt.int16, dt.int32, dt.int64, dt.uint8, dt.uint16, dt.uint32, dt.uint64,
+              dt.float16, dt.float32, dt.float64, dt.complex64, dt.complex128]
+
+# Elementwise primitives on dtype kinds the native path leaves to NumPy: the
+# complex math functions (C has no vectorizable complex exp, log, ...), and
+# float16 nextafter (a float16 step, which float arithmetic cannot take).
+# A new one is a visible diff here.
+NATIVE_LEAVES_TO_NUMPY = frozenset({
+    ("acos", "c"), ("acosh", "c"), ("asin", "c"), ("asinh", "c"), ("atan", "c"), ("atanh", "c"),
+    ("cos", "c"), ("cosh", "c"), ("exp", "c"), ("expm1", "c"), ("log", "c"), ("log1p", "c"), ("log2", "c"),
+    ("log10", "c"), ("sin", "c"), ("sinh", "c"), ("sqrt", "c"), ("tan", "c"), ("tanh", "c"),
+    ("pow", "c"), ("round", "c"), ("sign", "c"),
+    ("nextafter", "float16"),
+})
+
+# Results of these primitives are within a few ulp of NumPy's, not equal.
+INEXACT = frozenset({"acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "exp", "expm1", "log",
+                     "log1p", "log2", "log10", "sin", "sinh", "tan", "tanh", "atan2", "hypot", "pow",
+                     "logaddexp"})
+ULPS = 8
+
+
+def inexact(name, dtype):
+    """Whether `name` on `dtype` calls a math function (a complex abs is a hypot)."""
+    return name in INEXACT or (name == "abs" and dtype.kind == "c")
+
+
+def kind(dtype):
+    return "b" if dtype == dt.bool else dtype.kind
+
+
+def special_values(dtype):
+    """Values that exercise `dtype`'s edge cases, in a NumPy array."""
+    np_dtype = dtype.dtype
+    if dtype == dt.bool:
+        return np.array([False, True])
+    if dtype.kind in "iu":
+        info = np.iinfo(np_dtype)
+        values = {0, 1, 2, 3, 7, info.max, info.max - 1, info.bits - 1, info.bits, info.bits + 1}
+        if dtype.kind == "i":
+            values |= {-1, -2, -3, -7, info.min, info.min + 1}
+        return np.array(sorted(values), dtype=np_dtype)
+    real = dt.real_dtype(dtype).dtype
+    info = np.finfo(real)
+    values = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.5, -3.5, 0.25, 10.0, -10.0, 1e-3, 100.0,
+                       np.pi, -np.e, 1.0 + info.eps, 1.0 - info.epsneg, info.tiny, -info.tiny,
+                       info.smallest_subnormal, info.max, -info.max, np.inf, -np.inf, np.nan], dtype=real)
+    if dtype.kind == "c":
+        pick = values[[0, 1, 2, 3, 4, 9, 12, 20, 24, 25, 26]]
+        out = np.empty((pick.size, pick.size), np_dtype)
+        out.real = pick[:, None]
+        out.imag = pick[None, :]
+        return out.reshape(-1)
+    return values
+
+
+def _float_close(got, want, ulps):
+    """Equal, or both NaN; or within `ulps` units in the last place of the
+    expected value (its spacing) where it is finite."""
+    same = (got == want) | (np.isnan(got) & np.isnan(want))
+    zero = (want == 0) & (got == 0)
+    same &= ~zero | (np.signbit(got) == np.signbit(want))
+    if ulps:
+        finite = np.isfinite(want) & np.isfinite(got)
+        spacing = np.spacing(np.abs(want).astype(want.dtype))
+        with np.errstate(invalid="ignore", over="ignore"):
+            near = finite & (np.abs(got.astype(np.float64) - want.astype(np.float64)) <= ulps * spacing)
+        same |= near & (np.signbit(got) == np.signbit(want))
+    return same
+
+
+def assert_matches(got, want, ulps, what):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape and got.dtype == want.dtype, (what, got.shape, want.shape, got.dtype, want.dtype)
+    if want.dtype.kind == "c":
+        same = _float_close(got.real, want.real, ulps) & _float_close(got.imag, want.imag, ulps)
+    elif want.dtype.kind == "f":
+        same = _float_close(got, want, ulps)
+    else:
+        same = got == want
+    if not np.all(same):
+        bad = np.flatnonzero(~np.asarray(same).reshape(-1))[:5]
+        raise AssertionError(f"{what}: native {got.reshape(-1)[bad]} != numpy {want.reshape(-1)[bad]} at {bad}")
+
+
+def run_both(group, inputs, into=None, threads=None):
+    """(native outputs, NumPy-path outputs) of `group` on `inputs`, as lists."""
+    runner = NativeGroup(group, into, threads)
+    kernel = FusedKernel(group, into, threads)
+    copies = [np.array(b, copy=True) if isinstance(b, np.ndarray) else b for b in inputs]
+    with np.errstate(all="ignore"):
+        want = kernel.numpy(*copies)
+        got = runner(list(inputs), wait=True)
+    assert got is not None, "no loop form covers the group"
+    want = list(want) if isinstance(want, tuple) else [want]
+    got = list(got) if isinstance(got, tuple) else [got]
+    return got, want
+
+
+def _result_dtype(name, dtype):
+    """What the primitive's rule gives on operands of `dtype`."""
+    prim = P[name]
+    if prim.result:
+        return prim.result[dtype]
+    return dt.bool if name in ("any", "all") else dtype
+
+
+def _claims(name, dtype):
+    return (P[name].accepts is None or dtype in P[name].accepts) and supports(name, dtype)
+
+
+# --- the table covers what the CPU fuses ------------------------------------
+
+def test_every_primitive_the_cpu_fuses_has_a_c_expression_or_is_pinned():
+    missing = set()
+    for name in ELEMENTWISE_OPS - {"astype"}:
+        for dtype in P[name].accepts or set(ALL_DTYPES):
+            if not supports(name, dtype):
+                missing.add((name, kind(dtype)) if (name, kind(dtype)) in NATIVE_LEAVES_TO_NUMPY
+                            else (name, dtype.name if (name, dtype.name) in NATIVE_LEAVES_TO_NUMPY
+                                  else kind(dtype)))
+    assert missing == NATIVE_LEAVES_TO_NUMPY
+
+
+def test_every_reduction_the_cpu_fuses_has_a_native_form():
+    for name in BLOCK_REDUCE_OPS:
+        for dtype in P[name].accepts:
+            result = _result_dtype(name, dtype)
+            assert supports(P[name].monoid.op, codegen.accumulator(name, result)), (name, dtype)
+
+
+# --- every primitive, every dtype, special values ---------------------------
+
+def _group_of(dtype, names, arity, shape):
+    """A group applying each primitive of `names` to its `arity` inputs (of
+    `dtype` and `shape`), each an output of the group."""
+    inputs = tuple((shape, dtype, "C") for _ in range(arity))
+    body = tuple(Instruction(P[n], (), tuple(range(arity)), shape, _result_dtype(n, dtype)) for n in names)
+    return FusedGroup(shape, inputs, body, tuple(range(arity, arity + len(body))))
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=lambda d: d.name)
+def test_unary_primitives_match_the_numpy_path_on_special_values(dtype):
+    names = sorted(n for n in ELEMENTWISE_OPS if n in EXPRESSIONS and _arity(n) == 1 and _claims(n, dtype))
+    x = special_values(dtype)
+    got, want = run_both(_group_of(dtype, names, 1, x.shape), [x])
+    for name, g, w in zip(names, got, want):
+        assert_matches(g, w, ULPS if inexact(name, dtype) else 0, f"{name}({dtype})")
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=lambda d: d.name)
+def test_binary_primitives_match_the_numpy_path_on_special_values(dtype):
+    names = sorted(n for n in ELEMENTWISE_OPS if n in EXPRESSIONS and _arity(n) == 2 and _claims(n, dtype))
+    values = special_values(dtype)
+    x = np.repeat(values, len(values))
+    y = np.tile(values, len(values))
+    got, want = run_both(_group_of(dtype, names, 2, x.shape), [x, y])
+    for name, g, w in zip(names, got, want):
+        assert_matches(g, w, ULPS if inexact(name, dtype) else 0, f"{name}({dtype})")
+
+
+def _arity(name):
+    from arrayx.graph.primitives import BINARY, UNARY
+    return 1 if name in UNARY or name == "stop_gradient" else 2 if name in BINARY else 3
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=lambda d: d.name)
+def test_casts_to_every_dtype_match_the_numpy_path(dtype):
+    x = special_values(dtype)
+    body = tuple(Instruction(P["astype"], (target,), (0,), x.shape, target) for target in ALL_DTYPES)
+    group = FusedGroup(x.shape, ((x.shape, dtype, "C"),), body, tuple(range(1, 1 + len(body))))
+    got, want = run_both(group, [x])
+    for target, g, w in zip(ALL_DTYPES, got, want):
+        if dtype.kind in "fc" and target.kind in "iu":
+            # The standard leaves NaN and out-of-range float-to-integer casts
+            # unspecified (and NumPy's differ between x86-64 SIMD levels).
+            real = np.real(x).astype(np.float64)
+            bounds = np.iinfo(target.dtype)
+            kept = np.isfinite(real) & (np.trunc(real) >= bounds.min) & (np.trunc(real) <= bounds.max)
+            g, w = g[kept], w[kept]
+        assert_matches(g, w, 0, f"astype({dtype} -> {target})")
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=lambda d: d.name)
+def test_where_selects_as_the_numpy_path(dtype):
+    x = special_values(dtype)
+    y = x[::-1].copy()
+    condition = np.arange(x.size) % 3 == 0
+    body = (Instruction(P["where"], (), (0, 1, 2), x.shape, dtype),)
+    group = FusedGroup(x.shape, ((x.shape, dt.bool, "C"), (x.shape, dtype, "C"), (x.shape, dtype, "C")), body, (3,))
+    got, want = run_both(group, [condition, x, y])
+    assert_matches(got[0], want[0], 0, "where")
+
+
+# --- reductions: every monoid, dtype and loop form ------------------------
+
+# (shape, axes, keepdims): the reduce form (axes holding the last), the
+# columns form (the last axis kept), a reduction to one point, non-adjacent axes.
+REDUCTION_CASES = [((7, 33), (1,), False), ((7, 33), (0,), True), ((300,), (0,), False),
+                   ((4, 5, 6), (0, 2), False), ((4, 5, 6), (1,), True)]
+# dtypes every loop form and an exported chain are checked on (the others in the reduce and columns forms).
+FORM_DTYPES = (dt.int32, dt.float16, dt.float32, dt.complex64)
+
+
+def _reduction_group(name, dtype, shape, axes, keepdims, chain):
+    """A group reducing x (of `shape`) over `axes`, or, with `chain`,
+    x * x + x (exported too) before the reduction."""
+    from arrayx.graph.primitives import reduced_shape
+    inputs = ((shape, dtype, "C"),)
+    body = []
+    if chain:
+        body += [Instruction(P["multiply"], (), (0, 0), shape, dtype), Instruction(P["add"], (), (1, 0), shape, dtype)]
+    source = len(body)
+    result = _result_dtype(name, dtype)
+    body.append(Instruction(P[name], (axes, keepdims), (source,), reduced_shape(shape, axes, keepdims), result))
+    outputs = ((2, 3) if chain else (1,))
+    return FusedGroup(shape, inputs, tuple(body), outputs)
+
+
+def _values(dtype, shape, rng, specials):
+    n = int(np.prod(shape))
+    if dtype == dt.bool:
+        return rng.integers(0, 2, n).astype(bool).reshape(shape)
+    if dtype.kind in "iu":
+        return rng.integers(0, 5, n).astype(dtype.dtype).reshape(shape)
+    x = rng.uniform(-2, 2, n).astype(dtype.dtype)
+    if dtype.kind == "c":
+        x = x + 1j * rng.uniform(-2, 2, n).astype(x.dtype)
+    if specials:
+        x[::11] = np.nan
+        x[5::13] = np.inf
+    return x.reshape(shape)
+
+
+def _assert_reduced(name, got, want, what):
+    if want.dtype.kind == "c" and name not in ("sum", "prod"):
+        # The exported x * x + x: NumPy's AVX-512 loop fuses one product of
+        # a complex multiply into an FMA, which differs after cancellation
+        # by a rounding of the products, not of the result.
+        eps = np.finfo(want.dtype).eps
+        assert np.allclose(got, want, rtol=8 * eps, atol=8 * eps * np.max(np.abs(want))), (what, got, want)
+    elif name in ("sum", "prod") and want.dtype.kind in "fc":
+        # Another summation order: a few roundings of the largest partial result.
+        finite = want[np.isfinite(want)]
+        scale = np.max(np.abs(finite), initial=1.0)
+        eps = np.finfo(want.dtype).eps
+        both_nan = np.isnan(got) & np.isnan(want)
+        assert np.all(both_nan | np.isclose(got, want, rtol=64 * eps, atol=64 * eps * scale)), (what, got, want)
+    else:
+        assert_matches(got, want, 0, what)
+
+
+@pytest.mark.parametrize("name", sorted(BLOCK_REDUCE_OPS))
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=lambda d: d.name)
+def test_reductions_match_the_numpy_path(name, dtype):
+    if dtype not in P[name].accepts or (name in ("sum", "prod") and dtype == dt.bool):
+        pytest.skip(f"{name} does not take {dtype}")
+    rng = np.random.default_rng(0)
+    cases = REDUCTION_CASES if dtype in FORM_DTYPES else REDUCTION_CASES[:2]
+    for shape, axes, keepdims in cases:
+        for chain, specials in ((False, False), (False, True), (True, False)):
+            if chain and (dtype == dt.bool or dtype not in FORM_DTYPES):
+                continue
+            x = _values(dtype, shape, rng, specials)
+            got, want = run_both(_reduction_group(name, dtype, shape, axes, keepdims, chain), [x])
+            for g, w in zip(got, want):
+                _assert_reduced(name, g, w, f"{name}({dtype}, {shape}, axes={axes}, chain={chain})")
+
+
+def test_float32_sums_are_at_least_as_accurate_as_numpys_pairwise_sums():
+    rng = np.random.default_rng(1)
+    for n in (1000, 100_003, 2_000_000):
+        x = rng.uniform(0, 1, n).astype(np.float32)
+        exact = np.sum(x.astype(np.float64))
+        group = _reduction_group("sum", dt.float32, (n,), (0,), False, False)
+        got, want = run_both(group, [x])
+        assert abs(float(got[0]) - exact) <= max(abs(float(want[0]) - exact), np.spacing(np.float32(exact)))
+
+
+def test_float64_sums_add_blocks_pairwise():
+    # 2**24 ones and then small values: added one after another, every small
+    # value would be lost to rounding; pairwise, they survive.
+    x = np.concatenate([np.full(1 << 16, 2.0 ** 52), np.full(1 << 16, 1.0)])
+    group = _reduction_group("sum", dt.float64, x.shape, (0,), False, False)
+    got, want = run_both(group, [x])
+    exact = (1 << 16) * 2.0 ** 52 + (1 << 16)
+    assert float(got[0]) == exact == float(want[0])
+
+
+# --- layouts: views, broadcasts, scalars, writes into an input, threads -------
+
+def _chain_group(inputs, shape, dtype=dt.float32):
+    """(a + b) * a - exp(b) over inputs a, b given as (shape, layout)."""
+    described = tuple((s, dtype, layout) for s, layout in inputs)
+    body = (Instruction(P["add"], (), (0, 1), shape, dtype), Instruction(P["multiply"], (), (2, 0), shape, dtype),
+            Instruction(P["exp"], (), (1,), shape, dtype), Instruction(P["subtract"], (), (3, 4), shape, dtype))
+    return FusedGroup(shape, described, body, (2, 5))
+
+
+@pytest.mark.parametrize("case", ["contiguous", "transposed", "strided", "row broadcast", "column broadcast",
+                                  "scalar", "broadcast view", "reversed"])
+def test_inputs_of_every_layout_give_the_numpy_paths_values(case):
+    rng = np.random.default_rng(2)
+    m = rng.uniform(-1, 1, (37, 41)).astype(np.float32)
+    b = rng.uniform(-1, 1, (41, 37)).astype(np.float32)
+    a, other = {
+        "contiguous": (m, (m * 2, "C")),
+        "transposed": (m, (b.T, "S")),
+        "strided": (m, (rng.uniform(-1, 1, (37, 82)).astype(np.float32)[:, ::2], "S")),
+        "row broadcast": (m, (m[0].copy(), "C")),
+        "column broadcast": (m, (m[:, :1].copy(), "C")),
+        "scalar": (m, (np.float32(0.75), "C")),
+        "broadcast view": (m, (np.broadcast_to(m[0], m.shape), "B")),
+        "reversed": (m, (m[::-1], "S")),
+    }[case]
+    operand, layout = other
+    group = _chain_group([(a.shape, "C"), (np.shape(operand), layout)], a.shape)
+    got, want = run_both(group, [a, operand])
+    for g, w in zip(got, want):
+        # exp within a few ulp, then a subtraction that may cancel: float32 rounding of the operands.
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
+
+
+def test_an_output_written_into_its_input_gives_the_numpy_paths_values():
+    x = np.linspace(-3, 3, 1001).astype(np.float64)
+    body = (Instruction(P["multiply"], (), (0, 0), x.shape, dt.float64),
+            Instruction(P["sin"], (), (1,), x.shape, dt.float64))
+    group = FusedGroup(x.shape, ((x.shape, dt.float64, "C"),), body, (2,))
+    target = x.copy()
+    got = NativeGroup(group, into=0)([target], wait=True)
+    assert got is target
+    assert_matches(target, np.sin(x * x), ULPS, "into")
+
+
+@pytest.mark.parametrize("mode_case", ["elementwise", "reduce", "columns", "reduce to one point", "rows"])
+def test_calls_cut_into_pieces_over_threads_give_the_one_thread_values(mode_case, monkeypatch):
+    from arrayx._cpu.native import runner
+    monkeypatch.setattr(runner, "THREADED_POINTS", 1)
+    monkeypatch.setattr(workers, "worth_waking", lambda seconds: True)
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1, 1, (64, 300)).astype(np.float32)
+    if mode_case == "elementwise":
+        group = _chain_group([(x.shape, "C"), (x.shape, "C")], x.shape)
+        inputs = [x, x[::-1].copy()]
+    elif mode_case == "rows":
+        group = _softmax_group(x.shape)
+        inputs = [x]
+    else:
+        axes = {"reduce": (1,), "columns": (0,), "reduce to one point": (0, 1)}[mode_case]
+        group = _reduction_group("sum", dt.float32, x.shape, axes, False, True)
+        inputs = [x]
+    one = NativeGroup(group, threads=1)(inputs, wait=True)
+    two = NativeGroup(group, threads=2)(inputs, wait=True)
+    for a, b in zip(one if isinstance(one, tuple) else [one], two if isinstance(two, tuple) else [two]):
+        np.testing.assert_allclose(b, a, rtol=1e-6)   # partial sums add in another order
+
+
+def _softmax_group(shape):
+    """Row softmax of x over its last axis: max, subtract, exp, sum, divide."""
+    rows = shape[:-1] + (1,)
+    axes = ((len(shape) - 1,), True)
+    f = dt.float32
+    body = (Instruction(P["max"], axes, (0,), rows, f), Instruction(P["subtract"], (), (0, 1), shape, f),
+            Instruction(P["exp"], (), (2,), shape, f), Instruction(P["sum"], axes, (3,), rows, f),
+            Instruction(P["divide"], (), (3, 4), shape, f))
+    return FusedGroup(shape, ((shape, f, "C"),), body, (5,))
+
+
+def test_a_row_group_gives_the_numpy_paths_softmax():
+    x = np.random.default_rng(4).standard_normal((33, 250)).astype(np.float32)
+    x[3, 7] = np.nan
+    got, want = run_both(_softmax_group(x.shape), [x])
+    assert_matches(got[0], want[0], ULPS, "softmax")
+
+
+def test_a_plan_rebound_to_other_extents_runs_the_same_kernel():
+    group = _chain_group([((10,), "C"), ((10,), "C")], (10,))
+    runner = NativeGroup(group)
+    runner([np.ones(10, np.float32), np.ones(10, np.float32)], wait=True)
+    compiled = compiler.counts["compiled"]
+    x = np.linspace(0, 1, 7).astype(np.float32)
+    got = runner([x, x], wait=True)
+    assert compiler.counts["compiled"] == compiled
+    np.testing.assert_allclose(got[1], (x + x) * x - np.exp(x), rtol=1e-6)
+    assert got[0].shape == (7,)
+
+
+# --- the paths, seen and controlled -----------------------------------------
+
+def _softmax(v, m=xp):
+    e = m.exp(v - m.max(v, axis=-1, keepdims=True))
+    return e / m.sum(e, axis=-1, keepdims=True)
+
+
+@pytest.fixture
+def fresh_kernels(tmp_path, monkeypatch):
+    """An empty disk cache and no kernel loaded, compiled or failed in this process."""
+    from arrayx._cpu import fused
+    from arrayx.scheduler import schedule
+    monkeypatch.setenv("ARRAYX_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(compiler, "_loaded", {})
+    monkeypatch.setattr(compiler, "_failed", {})
+    monkeypatch.setattr(compiler, "_logged", set())
+    fused._kernels.clear()
+    schedule.clear_plan_cache()
+    yield tmp_path
+    compiler.wait_for_compiles()
+    fused._kernels.clear()
+    schedule.clear_plan_cache()
+
+
+def _paths(fn):
+    """The executor paths (StepRun.ran_by) of the steps `fn()` runs."""
+    with xp.debug.profile() as p:
+        fn()
+    return [s.ran_by for s in p.steps]
+
+
+def test_the_profile_and_the_log_say_which_path_ran_a_group(capsys):
+    x = xp.asarray(np.random.default_rng(5).standard_normal((64, 100)).astype(np.float32))
+    with xp.debug.cpu_kernels("native"):
+        assert _paths(lambda: xp.eval(_softmax(x))) == ["cpu (native)"]
+        xp.debug.set_log_level(2)
+        try:
+            xp.eval(_softmax(x))
+        finally:
+            xp.debug.set_log_level(0)
+        assert "by cpu (native)" in capsys.readouterr().err
+    with xp.debug.cpu_kernels("numpy"):
+        assert _paths(lambda: xp.eval(_softmax(x))) == ["cpu (numpy)"]
+
+
+def test_the_forced_native_path_runs_lone_elementwise_steps_and_reductions_natively():
+    x = xp.asarray(np.linspace(-1, 1, 50))
+    with xp.debug.cpu_kernels("native"):
+        assert _paths(lambda: xp.eval(xp.sin(x))) == ["cpu (native)"]
+        assert _paths(lambda: xp.eval(xp.sum(x))) == ["cpu (native)"]
+        np.testing.assert_allclose(np.asarray(xp.sin(x)), np.sin(np.linspace(-1, 1, 50)), rtol=1e-15)
+
+
+def test_the_auto_path_runs_numpy_until_the_background_compile_ends(fresh_kernels):
+    x = xp.asarray(np.random.default_rng(6).standard_normal((32, 48)).astype(np.float32))
+    with xp.debug.cpu_kernels("auto"):
+        first = _paths(lambda: xp.eval(_softmax(x)))
+        compiler.wait_for_compiles()
+        second = _paths(lambda: xp.eval(_softmax(x)))
+        np.testing.assert_allclose(np.asarray(_softmax(x)), _softmax(np.asarray(x), np), rtol=1e-6)
+    assert first == ["cpu (numpy)"] and second == ["cpu (native)"]
+    assert list(fresh_kernels.glob("native/*.so"))
+
+
+def test_a_second_process_finds_every_kernel_on_disk(tmp_path):
+    script = ("import numpy as np, arrayx as xp\n"
+              "from arrayx._cpu.native import compiler\n"
+              "x = xp.asarray(np.linspace(0, 1, 1000))\n"
+              "xp.eval(xp.tanh(x * 2.0 + 1.0) * x)\n"
+              "print(compiler.counts['compiled'], compiler.counts['disk_hits'])\n")
+    env = dict(os.environ, ARRAYX_CACHE_DIR=str(tmp_path), ARRAYX_CPU_KERNELS="native")
+    runs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+            for _ in range(2)]
+    (compiled_1, _), (compiled_2, hits_2) = [map(int, r.stdout.split()) for r in runs]
+    assert compiled_1 >= 1 and compiled_2 == 0 and hits_2 >= 1
+
+
+def test_without_a_compiler_groups_run_on_numpy_with_one_log_line(fresh_kernels, monkeypatch, caplog):
+    monkeypatch.setenv("CXX", str(fresh_kernels / "no-such-compiler"))
+    x = xp.asarray(np.random.default_rng(7).standard_normal((16, 20)))
+    with caplog.at_level(logging.WARNING, logger="arrayx.native"), xp.debug.cpu_kernels("auto"):
+        for _ in range(3):
+            assert _paths(lambda: xp.eval(_softmax(x))) == ["cpu (numpy)"]
+    assert [r.getMessage() for r in caplog.records if r.name == "arrayx.native"] == [
+        "native CPU kernels are off: no C++ compiler (g++, or $CXX) on the PATH; fused groups run on NumPy"]
+    with xp.debug.cpu_kernels("native"), pytest.raises(RuntimeError, match="no C\\+\\+ compiler"):
+        xp.eval(_softmax(x))
+
+
+def test_a_failed_compile_runs_the_group_on_numpy_with_one_log_line(fresh_kernels, monkeypatch, caplog):
+    monkeypatch.setattr(codegen, "source", lambda group, form: "this is not C++;")
+    x = xp.asarray(np.random.default_rng(8).standard_normal((16, 20)))
+    with caplog.at_level(logging.WARNING, logger="arrayx.native"), xp.debug.cpu_kernels("auto"):
+        for _ in range(3):
+            xp.eval(_softmax(x))
+            compiler.wait_for_compiles()
+        np.testing.assert_allclose(np.asarray(_softmax(x)), _softmax(np.asarray(x), np), rtol=1e-12)
+    messages = [r.getMessage() for r in caplog.records if r.name == "arrayx.native"]
+    assert len(messages) == 1 and "failed to build" in messages[0]
+    with xp.debug.cpu_kernels("native"), pytest.raises(RuntimeError, match="failed to build"):
+        xp.eval(_softmax(x))
+
+
+def test_an_unknown_path_in_the_environment_is_refused_at_import():
+    env = dict(os.environ, ARRAYX_CPU_KERNELS="fast")
+    run = subprocess.run([sys.executable, "-c", "import arrayx"], env=env, capture_output=True, text=True)
+    assert run.returncode != 0 and "ARRAYX_CPU_KERNELS='fast': expected one of auto, native, numpy" in run.stderr
+
+
+def test_the_disk_cache_keeps_its_most_recently_used_kernels_within_its_bound(fresh_kernels, monkeypatch):
+    x = xp.asarray(np.linspace(0, 1, 100))
+    with xp.debug.cpu_kernels("native"):
+        xp.eval(xp.exp(x) * 2.0 + x)
+        first = list(fresh_kernels.glob("native/*.so"))
+        monkeypatch.setattr(compiler, "DISK_BYTES", int(first[0].stat().st_size * 1.5))
+        xp.eval(xp.log1p(x) * 3.0 - x)
+    kept = list(fresh_kernels.glob("native/*.so"))
+    assert len(kept) == 1 and kept[0] not in first
