@@ -1,8 +1,9 @@
-"""Reverse-mode automatic differentiation over arrayx's recorded graph.
+"""Automatic differentiation over arrayx's recorded graph: reverse mode, and
+forward mode and Jacobians derived from it (`jacobians.py`).
 
-`grad`, `value_and_grad` and `vjp` take a function: they call it inside
-`retain_history()`, so every node it records keeps its history even where it
-is evaluated, and differentiate the result. `gradients(output, wrt)` works on
+`grad`, `value_and_grad`, `vjp`, `jvp`, `jacfwd`, `jacrev` and `hessian` take
+a function: they call it inside `retain_history()`, so every node it records
+keeps its history even where it is evaluated, and differentiate the result. `gradients(output, wrt)` works on
 arrays you already hold, as neon's Autodiff did on op-trees: the graph between
 `wrt` and `output` must not have been evaluated outside such a scope (a force
 point frees the history of the nodes it returns, and of intermediates it
@@ -22,8 +23,10 @@ from ..scheduler.schedule import realize
 from .arguments import (argnum_tuple, array_leaves, check_differentiable, differentiable_leaves, gradient_trees,
                         identity, realize_arguments, separate, separate_arguments)
 from .backward import backward, ones_for, zeros_for
+from .jacobians import hessian, jacfwd, jacrev, jvp
 
-__all__ = ["grad", "value_and_grad", "vjp", "gradients", "stop_gradient", "retain_history", "identity"]
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian", "gradients", "stop_gradient",
+           "retain_history", "identity"]
 
 
 def vjp(f, *primals):
