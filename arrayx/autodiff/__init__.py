@@ -1,8 +1,9 @@
-"""Reverse-mode automatic differentiation over arrayx's recorded graph.
+"""Automatic differentiation over arrayx's recorded graph: reverse mode, and
+forward mode and Jacobians derived from it (`jacobians.py`).
 
-`grad`, `value_and_grad` and `vjp` take a function: they call it inside
-`retain_history()`, so every node it records keeps its history even where it
-is evaluated, and differentiate the result. `gradients(output, wrt)` works on
+`grad`, `value_and_grad`, `vjp`, `jvp`, `jacfwd`, `jacrev` and `hessian` take
+a function: they call it inside `retain_history()`, so every node it records
+keeps its history even where it is evaluated, and differentiate the result. `gradients(output, wrt)` works on
 arrays you already hold, as neon's Autodiff did on op-trees: the graph between
 `wrt` and `output` must not have been evaluated outside such a scope (a force
 point frees the history of the nodes it returns, and of intermediates it
@@ -19,86 +20,13 @@ from ..graph.node import retain_history, tracing
 from ..namespace.array_object import Array
 from ..namespace.build import P, make, wrap
 from ..scheduler.schedule import realize
+from .arguments import (argnum_tuple, array_leaves, check_differentiable, differentiable_leaves, gradient_trees,
+                        identity, realize_arguments, separate, separate_arguments)
 from .backward import backward, ones_for, zeros_for
+from .jacobians import hessian, jacfwd, jacrev, jvp
 
-__all__ = ["grad", "value_and_grad", "vjp", "gradients", "stop_gradient", "retain_history", "identity"]
-
-
-def _check_differentiable(x, name, label):
-    if not isinstance(x, Array):
-        raise TypeError(f"{name}: {label} is a {type(x).__name__}; expected an arrayx array of a real "
-                        f"floating dtype")
-    if x.dtype not in dt.CATEGORIES["real floating"]:
-        raise TypeError(f"{name}: {label} has dtype {x.dtype}; differentiation needs a real floating dtype "
-                        f"(float16, float32 or float64)")
-
-
-def _differentiable_leaves(tree, name, label):
-    """The leaves of the pytree `tree` and its TreeDef; every leaf must be a
-    real floating array (an error names the leaf by its path under `label`)."""
-    leaves, treedef = pytree.flatten(tree)
-    for leaf, path in zip(leaves, treedef.paths):
-        _check_differentiable(leaf, name, label + path)
-    return leaves, treedef
-
-
-def _array_leaves(tree, name, label):
-    """The leaves of the pytree `tree` f returned and its TreeDef; every leaf must be an array."""
-    leaves, treedef = pytree.flatten(tree)
-    for leaf, path in zip(leaves, treedef.paths):
-        if not isinstance(leaf, Array):
-            raise TypeError(f"{name}: f must return an arrayx array or a pytree of them; {label}{path} "
-                            f"is a {type(leaf).__name__}")
-    return leaves, treedef
-
-
-def identity(x):
-    """x through a new identity node: a separate value to differentiate with
-    respect to (each differentiated argument gets its own node, even when one
-    array is passed twice), whose gradient still flows on to x for an
-    enclosing differentiation (that is what makes grad(grad(f)) work). It is
-    a reshape to x's own shape: over an evaluated x, a view the force point
-    takes without a step (scheduler.collect), and its VJP passes the
-    cotangent through unchanged."""
-    node = x._node
-    return Array._new(make(P["reshape"], (node,), (node.shape,)))
-
-
-def _realize_arguments(args):
-    """Evaluate the arrays in the arguments (pytrees) before the retained scope (one force point).
-
-    f is differentiated with respect to its arguments' values, not their
-    history. Computed outside retain_history, a lazy argument (w after
-    `w = w - lr * g` in a training loop) becomes a leaf that frees its update
-    chain; computed inside, it would keep the chain and every call would
-    compute it again. Inside an enclosing grad the scope is retained anyway,
-    so the outer gradient still sees the path to x.
-    """
-    if tracing():   # a traced function's arguments are placeholders, with no value yet
-        return
-    lazy = [a._node for a in pytree.flatten(list(args))[0] if isinstance(a, Array) and a._node.buffer is None]
-    if lazy:
-        realize(lazy)
-
-
-def _argnums(argnums, n_args, name):
-    nums = (argnums,) if isinstance(argnums, numbers.Integral) else tuple(argnums)
-    for i in nums:
-        if not -n_args <= i < n_args:
-            raise ValueError(f"{name}: argnums {argnums} is out of range for {n_args} positional arguments")
-    return tuple(i % n_args for i in nums)
-
-
-def _separate(leaves):
-    """An identity node over each leaf: (the new arrays, the nodes to differentiate by)."""
-    xs = [identity(leaf) for leaf in leaves]
-    return xs, [x._node for x in xs]
-
-
-def _gradient_trees(found, targets, treedefs):
-    """The gradients `backward` found, zeros where none, as one tree per TreeDef."""
-    grads = iter([g if g is not None else zeros_for(t) for g, t in zip(found, targets)])
-    return tuple(treedef.unflatten([next(grads) for _ in range(treedef.num_leaves)]) for treedef in treedefs)
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian", "gradients", "stop_gradient",
+           "retain_history", "identity"]
 
 
 def vjp(f, *primals):
@@ -128,14 +56,14 @@ def vjp(f, *primals):
         A primal leaf that is not a real floating array, or a result leaf
         that is not an array.
     """
-    flat = [_differentiable_leaves(p, "vjp", f"primals[{i}]") for i, p in enumerate(primals)]
-    _realize_arguments(primals)
+    flat = [differentiable_leaves(p, "vjp", f"primals[{i}]") for i, p in enumerate(primals)]
+    realize_arguments(primals)
     with retain_history():
-        xs, targets = _separate([leaf for leaves, _ in flat for leaf in leaves])
+        xs, targets = separate([leaf for leaves, _ in flat for leaf in leaves])
         # The nodes to differentiate by are taken now: f may rebind its arguments (a[k] = v).
         arguments = iter(xs)
         y = f(*[treedef.unflatten([next(arguments) for _ in leaves]) for leaves, treedef in flat])
-        outs, out_def = _array_leaves(y, "vjp", "output")
+        outs, out_def = array_leaves(y, "vjp", "output")
         if not tracing():
             realize([o._node for o in outs])
 
@@ -155,7 +83,7 @@ def vjp(f, *primals):
             seeds.append(ct)
         with retain_history():
             found = backward([o._node for o in outs], targets, seeds)
-        return _gradient_trees(found, targets, [treedef for _, treedef in flat])
+        return gradient_trees(found, targets, [treedef for _, treedef in flat])
     return y, vjp_fn
 
 
@@ -190,17 +118,11 @@ def value_and_grad(f, argnums=0):
 
 def _value_and_grad(f, argnums, compute_value):
     def value_and_grad_f(*args, **kwargs):
-        nums = _argnums(argnums, len(args), "grad")
-        flat = [_differentiable_leaves(args[i], "grad", f"argument {i}") for i in nums]
-        _realize_arguments(args)
+        nums = argnum_tuple(argnums, len(args), "grad")
+        flat = [differentiable_leaves(args[i], "grad", f"argument {i}") for i in nums]
+        realize_arguments(args)
         with retain_history():
-            xs = list(args)
-            targets = []
-            for i, (leaves, treedef) in zip(nums, flat):
-                separate, nodes = _separate(leaves)
-                xs[i] = treedef.unflatten(separate)
-                # The nodes to differentiate by, taken now: f may rebind its arguments (a[k] = v).
-                targets += nodes
+            xs, targets = separate_arguments(args, nums, flat)
             y = f(*xs, **kwargs)
             if not isinstance(y, Array) or y.shape != ():
                 shape = y.shape if isinstance(y, Array) else type(y).__name__
@@ -213,7 +135,7 @@ def _value_and_grad(f, argnums, compute_value):
                 # expensive intermediates (matmuls...), so this force keeps them
                 # for the gradients' force instead of leaving them to be computed again.
                 realize([y._node])
-        grads = _gradient_trees(found, targets, [treedef for _, treedef in flat])
+        grads = gradient_trees(found, targets, [treedef for _, treedef in flat])
         return y, (grads[0] if isinstance(argnums, numbers.Integral) else grads)
     return value_and_grad_f
 
@@ -263,7 +185,7 @@ def gradients(output, wrt, cotangent=None):
     if not isinstance(output, Array):
         raise TypeError(f"gradients: output must be an arrayx array, got {type(output).__name__}")
     for i, w in enumerate(wrt):
-        _check_differentiable(w, "gradients", f"wrt[{i}]")
+        check_differentiable(w, "gradients", f"wrt[{i}]")
     if cotangent is None:
         cotangent = ones_for(output._node)
     elif not isinstance(cotangent, Array):
