@@ -12,19 +12,25 @@ most a single call allocated above its inputs (tracemalloc sees NumPy's
 buffers), in bytes and in result sizes. Every case is checked against NumPy
 once before it is timed. Nothing here asserts a timing.
 
-The peers table runs the chains in numexpr, PyTorch (eager) and JAX (op by
-op, and `jax.jit`) where they are installed (`pip install .[bench]`), beside
-arrayx evaluated and compiled.
+arrayx runs with its default CPU kernels (ARRAYX_CPU_KERNELS=auto: each
+fused group's native kernel, compiled before timing starts); run with
+ARRAYX_CPU_KERNELS=numpy for the NumPy path's figures.
+
+The peers table runs the chains, row softmax and logsumexp and a fused dot
+in numexpr, PyTorch (eager and `torch.compile`), JAX (op by op, and
+`jax.jit`) and tinygrad's TinyJit where they are installed (`pip install
+.[bench]`; TinyJit needs clang), beside arrayx evaluated and compiled. The
+native-kernels section gives first-compile latency, disk-cache hits in a
+second process, and the axpy chain's bandwidth against the machine's STREAM
+triad.
 """
 
 import argparse
 import gc
-import itertools
 import os
 import platform
 import statistics
 import sys
-import threading
 import time
 import tracemalloc
 
@@ -166,6 +172,8 @@ def row(name, size, fns, check, rounds, target_ns, work_bytes=None):
     for f in fns:
         check(np.asarray(f()), expected)   # numexpr may compute in float64: values only
     del expected, got
+    xp.debug.wait_for_kernels()   # time arrayx's native kernels, not the NumPy path they replace
+    fns[0]()
     built = xp.debug.counters["plans_built"]
     samples = interleaved(fns, rounds, target_ns)
     if xp.debug.counters["plans_built"] != built:
@@ -369,116 +377,107 @@ class _recorder:   # the namespace CHAINS' functions call
     tanh = staticmethod(lambda x: _Recorded("tanh", x))
 
 
-def blocks_over_threads(into, operands, out, pool, threads, points, pieces):
-    """`into` over blocks of at most `points` elements, cut into `pieces`
-    runs that the threads claim in order (a run when it is free), each thread
-    with its own temporary: a fused group's schedule, written by hand."""
-    n = out.size
-    ends = [n * k // pieces for k in range(pieces + 1)]
-    lock = threading.Lock()
-
-    def run(claims):
-        temp = np.empty(points, out.dtype)
-        while True:
-            with lock:
-                k = next(claims)
-            if k >= pieces:
-                return
-            for s in range(ends[k], ends[k + 1], points):
-                e = min(s + points, ends[k + 1])
-                into(out[s:e], temp[:e - s], *[v[s:e] for v in operands])
-
-    def call():
-        claims = itertools.count()
-        futures = [pool.submit(run, claims) for _ in range(1, threads)]
-        run(claims)
-        for f in futures:
-            f.result()
-        return out
-    return call
-
-
 def ceilings(rounds, target_ns):
-    """What bounds a speedup when kernels are NumPy calls issued from Python,
-    measured on this machine in this run (docs/benchmarks.md gives the
-    figures of the machine arrayx is developed on). Each chain's
-    kernels are its NumPy calls writing into existing arrays (CHAINS' `into`).
+    """What bounds a speedup at 1e3 points, where recording a graph costs
+    more than the kernels, measured on this machine in this run
+    (docs/benchmarks.md gives the figures of the machine arrayx is developed
+    on). Each chain's kernels are its NumPy calls writing into existing
+    arrays (CHAINS' `into`).
 
     - Eager chains at 1e3: arrayx records the graph and runs the compiled
       chain (a `jit` call: no recording, no collect pass); ceiling =
       numpy / (record + jit call). Any lazy library written in Python makes at
       least one object per operation and runs at least the kernels: bound =
       numpy / (bare record + kernels).
-    - Chains at 1e6: the kernels over 1 MiB blocks, claimed by the threads in
-      pieces as a fused group's are, written by
-      hand (thread hand-off, caches and memory bandwidth as arrayx meets
-      them, without arrayx); ceiling = numpy / that.
     - A compiled 10-op chain at 1e3: NumPy eager differs from the kernels only
       by allocating results; ceiling = numpy / kernels.
 
     The last column is arrayx's speedup (the chain rows' call) in the same
-    rounds as its ceiling: the rows above ran in other rounds, and on a small
-    machine a ratio can move by a tenth between phases of a run.
+    rounds as its ceiling. At 1e6 and more the bound is memory bandwidth:
+    native_kernels() measures the machine's STREAM triad.
     """
-    from concurrent.futures import ThreadPoolExecutor
-
-    from arrayx._cpu.fused import BLOCK_BYTES, PIECES_PER_THREAD   # a fused group's schedule
-    from arrayx._cpu.workers import THREADS
-
-    print("\nCeilings on this machine: the most speedup over NumPy that recording a graph (eager at 1e3), "
-          "NumPy-call kernels over blocks and threads (1e6) and NumPy-call kernels (jit) allow")
-    pool = ThreadPoolExecutor(max_workers=max(1, THREADS - 1))
-    handoff = statistics.median(interleaved([lambda: pool.submit(int).result()], rounds, target_ns)[0])
-    print(f"thread hand-off round trip (submit a no-op to a worker, wait for it): {handoff / 1e3:.1f} us; "
-          f"{THREADS} threads")
+    print("\nCeilings on this machine: the most speedup over NumPy that recording a graph (eager at 1e3) "
+          "and NumPy-call kernels (jit) allow")
     print(f"{'workload':<34}{'size':>13}{'numpy':>10}{'record':>10}{'kernels':>10}{'ceiling':>9}"
           f"{'bare record':>13}{'bound':>7}{'arrayx':>8}")
     rng = np.random.default_rng(0)
-    for size in (10**3, 10**6):
-        host, lazy = chain_operands(rng, size)
-        out, temp = np.empty(size, np.float32), np.empty(size, np.float32)
-        for name, operands, fn, _, into in CHAINS:
-            nargs = [host[k] for k in operands]
-            xargs = [lazy[k] for k in operands]
+    size = 10**3
+    host, lazy = chain_operands(rng, size)
+    out, temp = np.empty(size, np.float32), np.empty(size, np.float32)
+    for name, operands, fn, _, into in CHAINS:
+        nargs = [host[k] for k in operands]
+        xargs = [lazy[k] for k in operands]
 
-            def evaluate():   # the chain row's arrayx call, timed beside the ceiling
-                return xp.eval(fn(xp, *xargs))
-            if size == 10**3:
-                compiled = compiled_chain(fn)
-                bare = [_Recorded("input") for _ in operands]
-                close(1e-5)(into(out, temp, *nargs), fn(np, *nargs))
-                record, kernels, numpy, bare_record, bare_kernels, arrayx = (statistics.median(t) for t in interleaved(
-                    [lambda: fn(xp, *xargs), lambda: compiled(*xargs), lambda: fn(np, *nargs),
-                     lambda: fn(_recorder, *bare), lambda: into(out, temp, *nargs), evaluate], rounds, target_ns))
-                line = (f"{fmt_time(record):>10}{fmt_time(kernels):>10}{numpy / (record + kernels):>9.2f}"
-                        f"{fmt_time(bare_record):>13}{numpy / (bare_record + bare_kernels):>7.2f}")
-            else:
-                points = BLOCK_BYTES // 4
-                pieces = min(THREADS * PIECES_PER_THREAD, -(-size // points))   # a block at least, as fused.py cuts them
-                by_hand = blocks_over_threads(into, nargs, out, pool, THREADS, points, pieces)
-                close(1e-5)(by_hand(), fn(np, *nargs))
-                numpy, kernels, arrayx = (statistics.median(t) for t in interleaved(
-                    [lambda: fn(np, *nargs), by_hand, evaluate], rounds, target_ns))
-                line = f"{'-':>10}{fmt_time(kernels):>10}{numpy / kernels:>9.2f}{'-':>13}{'-':>7}"
-            print(f"{name:<34}{size:>13,}{fmt_time(numpy):>10}{line}{numpy / arrayx:>8.2f}", flush=True)
-    pool.shutdown()
+        def evaluate():   # the chain row's arrayx call, timed beside the ceiling
+            return xp.eval(fn(xp, *xargs))
+        compiled = compiled_chain(fn)
+        bare = [_Recorded("input") for _ in operands]
+        close(1e-5)(into(out, temp, *nargs), fn(np, *nargs))
+        compiled(*xargs)
+        evaluate()
+        xp.debug.wait_for_kernels()
+        record, kernels, numpy, bare_record, bare_kernels, arrayx = (statistics.median(t) for t in interleaved(
+            [lambda: fn(xp, *xargs), lambda: compiled(*xargs), lambda: fn(np, *nargs),
+             lambda: fn(_recorder, *bare), lambda: into(out, temp, *nargs), evaluate], rounds, target_ns))
+        print(f"{name:<34}{size:>13,}{fmt_time(numpy):>10}{fmt_time(record):>10}{fmt_time(kernels):>10}"
+              f"{numpy / (record + kernels):>9.2f}{fmt_time(bare_record):>13}{numpy / (bare_record + bare_kernels):>7.2f}"
+              f"{numpy / arrayx:>8.2f}", flush=True)
 
     a = np.linspace(0, 1, 1000)
-    out, temp = np.empty_like(a), np.empty_like(a)
     poly, into = next((c[2], c[4]) for c in CHAINS if c[0].startswith("poly"))
-    np.testing.assert_allclose(into(out, temp, a), poly(np, a), rtol=1e-15)
-    kernels, numpy = (statistics.median(t) for t in interleaved([lambda: into(out, temp, a), lambda: poly(np, a)],
+    np.testing.assert_allclose(into(out.astype(np.float64), temp.astype(np.float64), a), poly(np, a), rtol=1e-15)
+    out64, temp64 = np.empty_like(a), np.empty_like(a)
+    kernels, numpy = (statistics.median(t) for t in interleaved([lambda: into(out64, temp64, a), lambda: poly(np, a)],
                                                                  rounds, target_ns))
     print(f"{'jit 10 ops poly Horner, f64':<34}{a.size:>13,}{fmt_time(numpy):>10}{'-':>10}{fmt_time(kernels):>10}"
           f"{numpy / kernels:>9.2f}")
 
 
+class _TorchNamespace:
+    """The functions the workloads call, in PyTorch's spelling."""
+
+    def __init__(self, torch):
+        self.exp, self.tanh, self.log = torch.exp, torch.tanh, torch.log
+        self.max = lambda v, axis, keepdims: torch.amax(v, dim=axis, keepdim=keepdims)
+        self.sum = lambda v, axis=None, keepdims=False: (torch.sum(v) if axis is None
+                                                        else torch.sum(v, dim=axis, keepdim=keepdims))
+
+
+class _TinygradNamespace:
+    """The functions the workloads call, as tinygrad's Tensor methods."""
+
+    exp = staticmethod(lambda v: v.exp())
+    tanh = staticmethod(lambda v: v.tanh())
+    log = staticmethod(lambda v: v.log())
+    max = staticmethod(lambda v, axis, keepdims: v.max(axis=axis, keepdim=keepdims))
+    sum = staticmethod(lambda v, axis=None, keepdims=False: v.sum(axis=axis, keepdim=keepdims))
+
+
+def peer_workloads(sizes):
+    """(name, size, function of (namespace, *operands), NumPy operands) for
+    the peers table: the chains at each size, then the row reductions and
+    the dot as a fused sum."""
+    rng = np.random.default_rng(0)
+    for size in sizes:
+        host = {k: rng.uniform(0.5, 2.0, size).astype(np.float32) for k in "xy"}
+        for name, operands, fn, _, _ in CHAINS:
+            yield name, size, fn, [host[k] for k in operands]
+    rows = rng.standard_normal((4096, 4096)).astype(np.float32)
+    yield "row softmax 4096x4096", rows.size, row_softmax, [rows]
+    yield "row logsumexp 4096x4096", rows.size, row_logsumexp, [rows]
+    u, v = (rng.uniform(0.5, 1.5, 10**7).astype(np.float32) for _ in range(2))
+    yield "sum(x*y)", u.size, lambda m, a, b: m.sum(a * b), [u, v]
+
+
 def peers(sizes, rounds, target_ns):
-    """The chains in the libraries a user would weigh arrayx against, timed
-    interleaved with NumPy: arrayx eager (a fresh graph per call) and compiled
-    (`xp.jit`), numexpr, PyTorch eager (C++ dispatch, one kernel per
-    operation) and JAX op by op and under `jax.jit` (XLA compiles the chain
-    into one loop). A peer that is not installed shows '-'."""
+    """The workloads in the libraries a user would weigh arrayx against,
+    timed interleaved with NumPy: arrayx eager (a fresh graph per call, its
+    groups on their native kernels) and compiled (`xp.jit`), numexpr,
+    PyTorch eager (C++ dispatch, one kernel per operation) and
+    `torch.compile` (Inductor's C++ loops), JAX op by op and under
+    `jax.jit` (XLA compiles the chain into one loop), and tinygrad's TinyJit
+    (its kernels as C, built by clang). A peer that is not installed shows
+    '-'; every compiled peer is called once before timing."""
     try:
         import torch
     except ImportError:
@@ -488,43 +487,159 @@ def peers(sizes, rounds, target_ns):
         import jax.numpy as jnp
     except ImportError:
         jax = None
-    threads = [f"torch {torch.get_num_threads()} threads" if torch else "torch not installed",
-               f"jax {jax.__version__}" if jax else "jax not installed"]
-    print(f"\nPeers: the chains in float32, speedup over NumPy ({', '.join(threads)})")
-    columns = ["arrayx", "ax.jit", "numexpr", "torch", "jax", "jax.jit"]
-    print(f"{'workload':<34}{'size':>13}{'numpy':>10}" + "".join(f"{c:>9}" for c in columns))
+    try:
+        from tinygrad import Device, Tensor, TinyJit
+        Device[Device.DEFAULT]   # raises where tinygrad finds no usable device (no clang)
+    except Exception:   # tinygrad missing, or without a compiler for its CPU device
+        Tensor = None
+    versions = [f"torch {torch.__version__}, {torch.get_num_threads()} threads" if torch else "torch not installed",
+                f"jax {jax.__version__}" if jax else "jax not installed",
+                f"tinygrad on {Device.DEFAULT}" if Tensor is not None else "tinygrad not usable"]
+    print(f"\nPeers: float32 workloads, speedup over NumPy ({'; '.join(versions)})")
+    columns = ["arrayx", "ax.jit", "numexpr", "torch", "t.compile", "jax", "jax.jit", "TinyJit"]
+    print(f"{'workload':<34}{'size':>13}{'numpy':>10}" + "".join(f"{c:>10}" for c in columns))
+    for name, size, fn, nargs in peer_workloads(sizes):
+        xargs = [xp.asarray(a) for a in nargs]
+        compiled = compiled_chain(fn)
+        calls = {"arrayx": lambda: xp.eval(fn(xp, *xargs)), "ax.jit": lambda: compiled(*xargs)}
+        expr = next((c[3] for c in CHAINS if c[0] == name), None)
+        if ne is not None and expr is not None:
+            local = dict(zip("xy", nargs))
+            calls["numexpr"] = lambda: ne.evaluate(expr, local_dict=local)
+        if torch is not None:
+            torch_ns = _TorchNamespace(torch)
+            targs = [torch.from_numpy(a) for a in nargs]
+            inductor = torch.compile(lambda *v, fn=fn: fn(torch_ns, *v))
+            calls["torch"] = lambda: fn(torch_ns, *targs)
+            calls["t.compile"] = lambda: inductor(*targs)
+        if jax is not None:
+            jargs = [jnp.asarray(a) for a in nargs]
+            jitted = jax.jit(lambda *v, fn=fn: fn(jnp, *v))
+            calls["jax"] = lambda: fn(jnp, *jargs).block_until_ready()
+            calls["jax.jit"] = lambda: jitted(*jargs).block_until_ready()
+        if Tensor is not None:
+            gargs = [Tensor(a).realize() for a in nargs]
+            tiny = TinyJit(lambda *v, fn=fn: fn(_TinygradNamespace, *v).realize())
+
+            def tinyjit(tiny=tiny, gargs=gargs):
+                out = tiny(*gargs)
+                Device[Device.DEFAULT].synchronize()
+                return out
+            calls["TinyJit"] = tinyjit
+
+        def numpy():
+            return fn(np, *nargs)
+        expected = numpy()
+        for label, call in calls.items():   # also compiles the jits before timing (TinyJit captures at its 3rd call)
+            for _ in range(3 if label == "TinyJit" else 1):
+                got = call()
+            got = got.numpy() if label == "TinyJit" else np.asarray(got)
+            close(1e-4 if "sum" in name else 1e-5)(got, expected)
+        xp.debug.wait_for_kernels()
+        del expected
+        samples = interleaved([numpy] + list(calls.values()), rounds, target_ns)
+        ratios = dict(zip(calls, (speedup(t, samples[0]) for t in samples[1:])))
+        print(f"{name:<34}{size:>13,}{fmt_time(statistics.median(samples[0])):>10}"
+              + "".join(f"{ratios[c]:>10.2f}" if c in ratios else f"{'-':>10}" for c in columns), flush=True)
+
+
+NATIVE_PROBE = """
+import json, sys, time
+import numpy as np
+sys.path.insert(0, {root!r})
+sys.path.insert(0, {here!r})
+import arrayx as xp
+from run import CHAINS, row_logsumexp, row_softmax
+
+rng = np.random.default_rng(0)
+x, y = (xp.asarray(rng.uniform(0.5, 2.0, 10**5).astype(np.float32)) for _ in range(2))
+rows = xp.asarray(rng.standard_normal((256, 4096)).astype(np.float32))
+workloads = [(name, lambda fn=fn, ops=ops: fn(xp, *[{{"x": x, "y": y}}[k] for k in ops])) for name, ops, fn, _, _ in CHAINS]
+workloads += [("row softmax", lambda: row_softmax(xp, rows)), ("row logsumexp", lambda: row_logsumexp(xp, rows)),
+              ("sum(x*y)", lambda: xp.sum(x * y))]
+out = []
+for name, build in workloads:
+    before = xp.debug.kernel_counts()
+    start = time.perf_counter()
+    xp.eval(build())
+    first = time.perf_counter() - start
+    counts = xp.debug.kernel_counts()
+    out.append((name, first, counts["compiled"] - before["compiled"], counts["disk_hits"] - before["disk_hits"],
+                counts["compile_seconds"] - before["compile_seconds"]))
+print(json.dumps(out))
+"""
+
+TRIAD_SOURCE = r"""
+#include <omp.h>
+void triad(float* a, const float* b, const float* c, float s, long n, int threads) {
+    #pragma omp parallel for num_threads(threads) schedule(static)
+    for (long i = 0; i < n; i++) a[i] = b[i] + s * c[i];
+}
+"""
+
+
+def stream_triad(n, rounds, threads):
+    """The machine's STREAM triad bandwidth (a = b + s * c on float32, on
+    `threads` threads, bytes of the three arrays over the best time), in
+    GB/s; None without a C compiler with OpenMP."""
+    import ctypes
+    import shutil
+    import subprocess
+    import tempfile
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        source, library = os.path.join(tmp, "triad.c"), os.path.join(tmp, "triad.so")
+        with open(source, "w") as f:
+            f.write(TRIAD_SOURCE)
+        if subprocess.run([cc, "-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-o", library, source],
+                          capture_output=True).returncode:
+            return None
+        triad = ctypes.CDLL(library).triad
+        triad.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_float, ctypes.c_long, ctypes.c_int]
+        a, b, c = (np.ones(n, np.float32) for _ in range(3))
+        best = min(time_call(lambda: triad(a.ctypes.data, b.ctypes.data, c.ctypes.data, 2.5, n, threads), 1)
+                   for _ in range(max(5, rounds * 3)))
+        return 3 * 4 * n / best
+
+
+def native_kernels(rounds, target_ns):
+    """The native kernels' costs and bounds: the first compile of each
+    workload's kernels in an empty disk cache, the same workloads in a second
+    process (which compiles nothing), and the axpy chain's bandwidth beside
+    the machine's STREAM triad at 1e7 float32 (the same traffic: two arrays
+    read, one written)."""
+    import json
+    import subprocess
+    import tempfile
+    print("\nNative kernels: first compile (a new process, an empty disk cache), then a second process")
+    here = os.path.dirname(os.path.abspath(__file__))
+    probe = NATIVE_PROBE.format(root=os.path.dirname(here), here=here)
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, ARRAYX_CACHE_DIR=cache, ARRAYX_CPU_KERNELS="native")
+        runs = [json.loads(subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True,
+                                          check=True).stdout) for _ in range(2)]
+    print(f"{'workload':<24}{'kernels':>9}{'compile':>10}{'first call':>12}{'2nd process: compiled':>23}"
+          f"{'disk hits':>11}{'first call':>12}")
+    for (name, first, compiled, _, seconds), (_, again, compiled_2, hits_2, _) in zip(*runs):
+        per_kernel = f"{seconds / compiled * 1e3:.0f} ms" if compiled else "-"
+        print(f"{name:<24}{compiled:>9}{per_kernel:>10}{fmt_time(first * 1e9):>12}{compiled_2:>23}{hits_2:>11}"
+              f"{fmt_time(again * 1e9):>12}")
+    size = 10**7
     rng = np.random.default_rng(0)
-    for size in sizes:
-        host, lazy = chain_operands(rng, size)
-        tensors = {k: torch.from_numpy(v) for k, v in host.items()} if torch else None
-        device_arrays = {k: jnp.asarray(v) for k, v in host.items()} if jax else None
-        for name, operands, fn, expr, _ in CHAINS:
-            nargs = [host[k] for k in operands]
-            xargs = [lazy[k] for k in operands]
-            compiled = compiled_chain(fn)
-            calls = {"arrayx": lambda: xp.eval(fn(xp, *xargs)), "ax.jit": lambda: compiled(*xargs)}
-            if ne is not None:
-                local = {k: host[k] for k in operands}
-                calls["numexpr"] = lambda: ne.evaluate(expr, local_dict=local)
-            if torch is not None:
-                targs = [tensors[k] for k in operands]
-                calls["torch"] = lambda: fn(torch, *targs)
-            if jax is not None:
-                jargs = [device_arrays[k] for k in operands]
-                jitted = jax.jit(lambda *v, fn=fn: fn(jnp, *v))
-                calls["jax"] = lambda: fn(jnp, *jargs).block_until_ready()
-                calls["jax.jit"] = lambda: jitted(*jargs).block_until_ready()
-            def numpy():
-                return fn(np, *nargs)
-            expected = numpy()
-            for call in calls.values():   # also compiles the jits before timing
-                close(1e-5)(np.asarray(call()), expected)
-            del expected
-            samples = interleaved([numpy] + list(calls.values()), rounds, target_ns)
-            ratios = dict(zip(calls, (speedup(t, samples[0]) for t in samples[1:])))
-            print(f"{name:<34}{size:>13,}{fmt_time(statistics.median(samples[0])):>10}"
-                  + "".join(f"{ratios[c]:>9.2f}" if c in ratios else f"{'-':>9}" for c in columns), flush=True)
-        del host, lazy, tensors, device_arrays
+    host, lazy = chain_operands(rng, size)
+    fn = next(c[2] for c in CHAINS if c[0].startswith("axpy"))
+    xp.eval(fn(xp, lazy["x"], lazy["y"]))
+    xp.debug.wait_for_kernels()
+    axpy = min(time_call(lambda: xp.eval(fn(xp, lazy["x"], lazy["y"])), 1) for _ in range(max(5, rounds * 3)))
+    from arrayx._cpu.workers import THREADS
+    triad = stream_triad(size, rounds, THREADS)
+    traffic = 3 * 4 * size
+    line = f"axpy 2.5*x+1.5*y+0.5 at 1e7: {traffic / axpy:.1f} GB/s"
+    if triad is not None:
+        line += f"; STREAM triad on {THREADS} threads: {triad:.1f} GB/s; ratio {traffic / axpy / triad:.2f}"
+    print(line)
 
 
 def machine():
@@ -558,6 +673,7 @@ def main():
     build_loop(3 if args.quick else 7)
     ceilings(rounds, target)
     peers([n for n in sizes if n <= 10**7], rounds, target)
+    native_kernels(rounds, target)
     chain_memory()
     print(f"\nTotal time: {time.perf_counter() - start:.0f} s")
 

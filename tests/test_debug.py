@@ -68,7 +68,7 @@ def test_profile_table_lists_each_step_kind_and_the_totals(fresh):
             float(xp.max(xp.exp(x) + x))
     table = str(p)
     row = next(line for line in table.splitlines() if line.startswith("exp+add+max"))
-    assert row.split()[4] == "3"   # calls
+    assert row.split()[5] == "3"   # calls (after step, device, executor, path, result)
     assert "3 force points (1 plans built, 2 cached, 0 computation calls): 3 steps" in table
 
 
@@ -124,7 +124,7 @@ def test_log_level_two_prints_each_step_too(fresh, monkeypatch, capsys):
     monkeypatch.setattr(observe, "observers", (debug.log.Log(2),))
     float(xp.sum(xp.exp(xp.asarray(np.ones(1 << 17), device="cpu"))))
     lines = capsys.readouterr().err.splitlines()
-    assert lines[0].startswith("arrayx:   exp+sum(float64[131072]) -> float64[] on cpu by cpu: ")
+    assert lines[0].startswith("arrayx:   exp+sum(float64[131072]) -> float64[] on cpu by cpu (numpy): ")
     assert "1.0 MB read, 8 B written" in lines[0]
     assert lines[1].startswith("arrayx: force, plan built: 1 steps")
 

@@ -7,13 +7,15 @@
 - `fused_groups(*arrays)`: its fused groups;
 - `describe`, `dot`, `svg`: the views of a graph behind `xp.graph`;
 - `unfused()`, `free_held_memory()`: references and memory measurements;
-- `cpu_kernels(path)`: run the CPU's fused groups natively or on NumPy.
+- `cpu_kernels(path)`: run the CPU's fused groups natively or on NumPy;
+  `wait_for_kernels()` and `kernel_counts()`: the native kernels' compiles.
 """
 
 from contextlib import contextmanager
 
 from .. import executors
 from .._cpu import native
+from .._cpu.native import compiler as native_compiler
 from ..counters import counters, reset  # noqa: F401  (the debugging tools users reach for)
 from ..scheduler import fuse, schedule
 from .explain import explain  # noqa: F401
@@ -22,7 +24,8 @@ from .log import level_from_environment, set_log_level
 from .profile import Profile, profile  # noqa: F401
 
 __all__ = ["counters", "reset", "profile", "Profile", "set_log_level", "explain", "fused_groups", "describe", "dot",
-           "svg", "free_held_memory", "unfused", "cpu_kernels"]
+           "svg", "free_held_memory", "unfused", "cpu_kernels",
+           "wait_for_kernels", "kernel_counts"]
 
 
 def fused_groups(*arrays):
@@ -67,6 +70,18 @@ def cpu_kernels(path):
     finally:
         native.set_mode(before)
         schedule.clear_plan_cache()
+
+
+def wait_for_kernels():
+    """Wait until the native kernels being compiled in the background are
+    ready (benchmarks time them, not the NumPy path they replace)."""
+    native_compiler.wait_for_compiles()
+
+
+def kernel_counts():
+    """The CPU's native kernels this process compiled, found in the disk
+    cache, and the seconds its compiles took."""
+    return dict(native_compiler.counts)
 
 
 set_log_level(level_from_environment())

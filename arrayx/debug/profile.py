@@ -43,11 +43,11 @@ class Profile:
                 "transfers": sum(s.name == "transfer" for s in self.steps)}
 
     def table(self):
-        """The steps grouped by (what, device, executor, output types) with
+        """The steps grouped by (what, device, executor, path, output types) with
         their calls, time and bytes, slowest first; then the force points."""
         rows = {}
         for s in self.steps:
-            key = (s.what, s.device.name, s.ran_by, " ".join(type_text(*t) for t in s.out_types))
+            key = (s.what, s.device.name, s.executor, s.path or "-", " ".join(type_text(*t) for t in s.out_types))
             row = rows.setdefault(key, [0, 0.0, 0, 0, 0])
             row[0] += 1
             row[1] += s.seconds
@@ -55,12 +55,12 @@ class Profile:
             row[3] += s.bytes_written
             row[4] += s.in_place
         total = sum(s.seconds for s in self.steps) or 1.0
-        header = ("step", "device", "executor", "result", "calls", "total ms", "mean ms", "time %", "read",
+        header = ("step", "device", "executor", "path", "result", "calls", "total ms", "mean ms", "time %", "read",
                   "written", "in place")
         table = [header]
-        for (what, device, executor, result), (calls, seconds, read, written, in_place) in sorted(
+        for (what, device, executor, path, result), (calls, seconds, read, written, in_place) in sorted(
                 rows.items(), key=lambda item: -item[1][1]):
-            table.append((what, device, executor, result, str(calls), f"{seconds * 1e3:.3f}",
+            table.append((what, device, executor, path, result, str(calls), f"{seconds * 1e3:.3f}",
                           f"{seconds * 1e3 / calls:.3f}", f"{100 * seconds / total:.1f}", size_text(read),
                           size_text(written), str(in_place)))
         text = [_columns(table)]
