@@ -23,7 +23,7 @@ import arrayx as xp
 from arrayx import dtypes as dt
 from arrayx._cpu import native, workers
 from arrayx._cpu.fused import FusedKernel
-from arrayx._cpu.native import codegen, compiler
+from arrayx._cpu.native import codegen, compiler, runner
 from arrayx._cpu.native.runner import NativeGroup
 from arrayx.graph.fused import FusedGroup, Instruction
 from arrayx.graph.primitives import BLOCK_REDUCE_OPS, ELEMENTWISE_OPS, PRIMITIVES
@@ -369,7 +369,6 @@ def test_an_output_written_into_its_input_gives_the_numpy_paths_values():
 
 @pytest.mark.parametrize("mode_case", ["elementwise", "reduce", "columns", "reduce to one point", "rows"])
 def test_calls_cut_into_pieces_over_threads_give_the_one_thread_values(mode_case, monkeypatch):
-    from arrayx._cpu.native import runner
     monkeypatch.setattr(runner, "THREADED_POINTS", 1)
     monkeypatch.setattr(workers, "worth_waking", lambda seconds: True)
     rng = np.random.default_rng(3)
@@ -473,15 +472,26 @@ def test_the_forced_native_path_runs_lone_elementwise_steps_and_reductions_nativ
         np.testing.assert_allclose(np.asarray(xp.sin(x)), np.sin(np.linspace(-1, 1, 50)), rtol=1e-15)
 
 
-def test_the_auto_path_runs_numpy_until_the_background_compile_ends(fresh_kernels):
+def test_the_auto_path_compiles_a_group_once_it_is_hot_and_runs_numpy_until_then(fresh_kernels):
     x = xp.asarray(np.random.default_rng(6).standard_normal((32, 48)).astype(np.float32))
     with xp.debug.cpu_kernels("auto"):
-        first = _paths(lambda: xp.eval(_softmax(x)))
+        before = [_paths(lambda: xp.eval(_softmax(x))) for _ in range(runner.HOT_CALLS - 1)]
         compiler.wait_for_compiles()
-        second = _paths(lambda: xp.eval(_softmax(x)))
+        assert not list(fresh_kernels.glob("native/*.so"))   # a group run a few times on small arrays: no compile
+        hot = _paths(lambda: xp.eval(_softmax(x)))           # asks for its kernel, runs on NumPy meanwhile
+        compiler.wait_for_compiles()
+        after = _paths(lambda: xp.eval(_softmax(x)))
         np.testing.assert_allclose(np.asarray(_softmax(x)), _softmax(np.asarray(x), np), rtol=1e-6)
-    assert first == ["cpu (numpy)"] and second == ["cpu (native)"]
-    assert list(fresh_kernels.glob("native/*.so"))
+    assert before == [["cpu (numpy)"]] * (runner.HOT_CALLS - 1) and hot == ["cpu (numpy)"]
+    assert after == ["cpu (native)"] and list(fresh_kernels.glob("native/*.so"))
+
+
+def test_the_auto_path_compiles_a_large_group_at_its_first_call(fresh_kernels):
+    x = xp.asarray(np.linspace(0, 1, runner.HOT_POINTS))
+    with xp.debug.cpu_kernels("auto"):
+        assert _paths(lambda: xp.eval(xp.exp(x) * 2.0 + x)) == ["cpu (numpy)"]
+        compiler.wait_for_compiles()
+        assert _paths(lambda: xp.eval(xp.exp(x) * 2.0 + x)) == ["cpu (native)"]
 
 
 def test_a_second_process_finds_every_kernel_on_disk(tmp_path):
@@ -501,7 +511,7 @@ def test_without_a_compiler_groups_run_on_numpy_with_one_log_line(fresh_kernels,
     monkeypatch.setenv("CXX", str(fresh_kernels / "no-such-compiler"))
     x = xp.asarray(np.random.default_rng(7).standard_normal((16, 20)))
     with caplog.at_level(logging.WARNING, logger="arrayx.native"), xp.debug.cpu_kernels("auto"):
-        for _ in range(3):
+        for _ in range(2 * runner.HOT_CALLS):
             assert _paths(lambda: xp.eval(_softmax(x))) == ["cpu (numpy)"]
     assert [r.getMessage() for r in caplog.records if r.name == "arrayx.native"] == [
         "native CPU kernels are off: no C++ compiler (g++, or $CXX) on the PATH; fused groups run on NumPy"]
@@ -513,7 +523,7 @@ def test_a_failed_compile_runs_the_group_on_numpy_with_one_log_line(fresh_kernel
     monkeypatch.setattr(codegen, "source", lambda group, form: "this is not C++;")
     x = xp.asarray(np.random.default_rng(8).standard_normal((16, 20)))
     with caplog.at_level(logging.WARNING, logger="arrayx.native"), xp.debug.cpu_kernels("auto"):
-        for _ in range(3):
+        for _ in range(2 * runner.HOT_CALLS):
             xp.eval(_softmax(x))
             compiler.wait_for_compiles()
         np.testing.assert_allclose(np.asarray(_softmax(x)), _softmax(np.asarray(x), np), rtol=1e-12)

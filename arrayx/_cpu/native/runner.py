@@ -40,6 +40,13 @@ POOLED_BYTES = 1 << 20
 RELEASE_POINTS = 1 << 14
 # Layouts a group keeps (a plan rebound to many extents makes one each).
 LAYOUTS = 64
+# On the "auto" path a group asks for its kernel once it has run this many
+# times, or over this many points in all: a compile costs a tenth of a second
+# of a core, which a group run once on small arrays never earns back (a test
+# suite meets thousands of those), and a group over half a million points
+# does at its first call.
+HOT_CALLS = 8
+HOT_POINTS = 1 << 19
 
 
 class Layout:
@@ -96,6 +103,8 @@ class NativeGroup:
         self.layouts = {}     # input shapes (and strides) -> Layout, or None where no form covers them
         self.sources = {}     # Form -> its kernel's source
         self.seconds = None   # wall time of the last threaded call
+        self.calls = 0        # calls and points run before the kernel was asked for ("auto" path)
+        self.points_run = 0
         root = group.body[-1]
         self.reducer = REDUCERS[root.op.name] if root.op.kind == "reduce" else None
         self.accumulator = codegen.accumulator(root.op.name, root.dtype).dtype if self.reducer else None
@@ -202,6 +211,11 @@ class NativeGroup:
             return None
         kernel = layout.kernel
         if kernel is None:
+            if not wait:
+                self.calls += 1
+                self.points_run += layout.points
+                if self.calls < HOT_CALLS and self.points_run < HOT_POINTS:
+                    return None
             kernel = layout.kernel = self.kernel(layout.form, wait)
             if kernel is None:
                 return None
