@@ -548,3 +548,15 @@ def test_the_disk_cache_keeps_its_most_recently_used_kernels_within_its_bound(fr
         xp.eval(xp.log1p(x) * 3.0 - x)
     kept = list(fresh_kernels.glob("native/*.so"))
     assert len(kept) == 1 and kept[0] not in first
+
+
+def test_a_group_reads_the_strides_of_each_calls_buffers_whatever_layout_it_declares():
+    # A dask chunk runs a group declared contiguous on whatever view the chunk is.
+    a = np.random.default_rng(9).uniform(-1, 1, (30, 40))
+    group = _chain_group([(a.shape, "C"), (a.shape, "C")], a.shape, dt.float64)
+    runner = NativeGroup(group)
+    runner([a, a], wait=True)
+    view = np.ascontiguousarray(a.T).T   # a's values, column-major
+    got = runner([view, a], wait=True)
+    np.testing.assert_array_equal(got[0], a + a)
+    assert_matches(got[1], (a + a) * a - np.exp(a), ULPS, "a column-major view")

@@ -5,9 +5,9 @@ A NativeGroup lays the group's iteration shape out as the loops of its form
 broadcasts), the axes ordered by the form's sets, extents of 1 dropped, and
 neighbouring axes that every operand steps through alike merged into one.
 The extents and strides go to the kernel in `meta`; the loop form picks the
-kernel's source. A group whose inputs are all contiguous lays out once; a
-strided or broadcast view lays out at each call (its strides are the
-buffer's). The call is cut into pieces over the outermost set (or, for a
+kernel's source. A group keeps the layouts of the input shapes and strides
+it has met, read from the buffers at each call (a group's declared layout
+says what its plan's buffers were; a dask chunk may be any view). The call is cut into pieces over the outermost set (or, for a
 reduction to few points, over the reduced points, each piece folding into
 partial results that are then combined in piece order, so a sum is the same
 at every call), which the calling thread and the CPU executor's workers
@@ -99,8 +99,7 @@ class NativeGroup:
         self.strided_out = codegen.strided_outputs(group, self.mode)
         self.outputs = [group.body[v - self.n_in] for v in group.outputs]
         self.sets = self._sets()
-        self.contiguous = all(layout == "C" for _, _, layout in group.inputs)
-        self.layouts = {}     # input shapes (and strides) -> Layout, or None where no form covers them
+        self.layouts = {}     # input shapes and strides -> Layout, or None where no form covers them
         self.sources = {}     # Form -> its kernel's source
         self.seconds = None   # wall time of the last threaded call
         self.calls = 0        # calls and points run before the kernel was asked for ("auto" path)
@@ -127,10 +126,7 @@ class NativeGroup:
 
     def layout(self, inputs):
         """The Layout of a call on `inputs`, or None when no form covers it."""
-        if self.contiguous:
-            key = tuple([b.shape for b in inputs])
-        else:
-            key = tuple([(b.shape, b.strides) for b in inputs])
+        key = tuple([(b.shape, b.strides) for b in inputs])
         found = self.layouts.get(key, False)
         if found is False:
             if len(self.layouts) >= LAYOUTS:
