@@ -188,6 +188,21 @@ def test_an_update_of_an_argument_nobody_else_holds_is_written_into_its_buffer()
     np.testing.assert_array_equal(np.asarray(v)[:3], [0.0, 5.0, 2.0])
 
 
+def test_a_call_that_can_fail_on_values_never_writes_into_the_caller_s_buffer():
+    @xp.jit
+    def update_then_gather(v, rows, s):
+        v[0] = s
+        return xp.take(v, rows)
+
+    v = xp.asarray(np.arange(5.0))
+    update_then_gather(v, xp.asarray([0, 1]), 9.0)
+    before = weakref.ref(v._node.buffer)
+    with pytest.raises(IndexError, match="take: index 7 is out of bounds"):
+        update_then_gather(v, xp.asarray([0, 7]), -1.0)
+    assert v._node.buffer is before()                  # the caller's value, untouched by the failed call
+    np.testing.assert_array_equal(np.asarray(v), [9.0, 1.0, 2.0, 3.0, 4.0])
+
+
 def test_an_interrupted_call_leaves_a_donated_argument_as_far_as_it_was_written():
     class Interrupt:   # an observer stopping the run after the first update, as Ctrl-C would
         def step_ran(self, run):
@@ -326,3 +341,19 @@ def test_grad_of_a_jitted_function_and_a_jitted_function_called_in_a_trace_recor
     np.testing.assert_allclose(np.asarray(grad(lambda v: xp.sum(inner(v)))(x)), expected, rtol=1e-15)
     outer = xp.jit(lambda v: inner(v) + 1.0)
     np.testing.assert_allclose(np.asarray(outer(x)), np.sin([0.5, 1.0]) * [0.5, 1.0] + 1.0, rtol=1e-15)
+
+
+def test_a_jitted_function_on_a_gpu_writes_into_its_argument_as_eagerly(gpu):
+    def prog(v, s, *, w):
+        v[0] = s
+        v += w
+        return v * s
+
+    fast = xp.jit(prog)
+    for s in (2.0, -0.5):
+        v, w = xp.asarray(np.arange(4.0), device=gpu), xp.asarray(np.ones(4), device=gpu)
+        v_eager = xp.asarray(np.arange(4.0), device=gpu)
+        got, want = fast(v, s, w=w), prog(v_eager, s, w=w)
+        assert got.device == gpu and v.device == gpu
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+        np.testing.assert_array_equal(np.asarray(v), np.asarray(v_eager))

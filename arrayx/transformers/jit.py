@@ -31,7 +31,7 @@ import numpy as np
 
 from .. import dtypes as dt, executors, pytree
 from ..device import CPU
-from ..graph.node import Node, recording, trace
+from ..graph.node import Node, recording, scope, trace
 from ..graph.primitives import EVALUATED, PRIMITIVES
 from ..namespace.array_object import Array
 from ..namespace.build import check_int
@@ -97,7 +97,7 @@ def jit(fn, *, static_argnums=(), static_argnames=()):
 
     @functools.wraps(fn)
     def run(*args, **kwargs):
-        if recording():   # inside grad or another trace: the calls join the graph being recorded
+        if scope.open and recording():   # inside grad or another trace: its calls join the graph recorded
             return fn(*args, **kwargs)
         leaves = []
         signature = []
@@ -113,7 +113,8 @@ def jit(fn, *, static_argnums=(), static_argnames=()):
             signature.append(tuple((key, ("static", value) if key in static_names
                                     else _entry(value, leaves, name, arg_names, key))
                                    for key, value in sorted(kwargs.items())))
-        if len(leaves) > 1 and len(set(map(id, leaves))) < len(leaves):   # an object passed twice
+        n = len(leaves)   # an object passed twice? (two leaves, the common case, without a set)
+        if n > 1 and (leaves[0] is leaves[1] if n == 2 else len(set(map(id, leaves))) < n):
             signature.append(_aliases(leaves))
         signature = tuple(signature)
         try:
@@ -208,7 +209,7 @@ class _Compiled:
     the argument leaves to the computation's placeholders and carries the
     writes into arguments back to the caller."""
 
-    __slots__ = ("computation", "name", "binding", "out_def", "scalars", "n_results", "mutated", "donors", "device",
+    __slots__ = ("computation", "name", "binding", "out_def", "scalars", "shapes", "mutated", "donors", "device",
                  "origins", "plain")
 
     def __init__(self, computation, name, binding, out_def, scalars, n_results, mutated, origins):
@@ -217,11 +218,12 @@ class _Compiled:
         self.binding = binding       # (leaf index, None for an array or the dtype of a scalar) per placeholder
         self.out_def = out_def
         self.scalars = scalars       # (result index, whether a NumPy scalar) of each traced scalar returned
-        self.n_results = n_results
+        self.shapes = computation.shapes[:n_results]   # (shape, dtype, device) of each result returned
         self.mutated = mutated       # (leaf index, result index) of each argument array written into
         self.device = computation.transformer.device
         self.origins = origins       # each argument leaf's name
-        self.plain = not mutated and all(dtype is None for _, dtype in binding)   # arrays in, results out
+        self.plain = not mutated and not scalars and [i for i, _ in binding] == list(range(len(origins))) and all(
+            dtype is None for _, dtype in binding)
         # placeholder -> the node its caller's array holds while giving its buffer to a call
         self.donors = {}
         for leaf, k in mutated:
@@ -234,16 +236,11 @@ class _Compiled:
                                              node.shape, node.dtype, self.device)
 
     def __call__(self, leaves):
-        computation = self.computation
-        borrowed = []   # NumPy arguments bound without a copy
-        if self.plain:
-            bind = computation.bind
-            outputs = computation.run([bind(k, leaves[i], borrowed) for k, (i, _) in enumerate(self.binding)],
-                                      borrowed)
-        else:
-            outputs = self._run_writing(leaves, borrowed)
+        if self.plain:   # an array per placeholder, arrays out: the computation's own call
+            return self.out_def.unflatten(self.computation(*leaves))
+        outputs = self._run_writing(leaves, [])
         results = [Array._new(Node(EVALUATED, (), (), shape, dtype, device, buffer))
-                   for buffer, (shape, dtype, device) in zip(outputs, computation.shapes[:self.n_results])]
+                   for buffer, (shape, dtype, device) in zip(outputs, self.shapes)]
         for k, numpy in self.scalars:
             value = np.asarray(results[k])[()]
             results[k] = value if numpy else value.item()
@@ -251,7 +248,9 @@ class _Compiled:
 
     def _run_writing(self, leaves, borrowed):
         """The computation's results for `leaves` where it takes scalars or
-        writes into arguments: those then hold their new values."""
+        writes into arguments (those then hold their new values), or an
+        array passed twice; `borrowed` gets the NumPy arguments bound
+        without a copy."""
         computation = self.computation
         for i, _ in self.mutated:
             leaf = leaves[i]

@@ -177,7 +177,6 @@ class Computation:
             transformer.variables.setdefault(target)
 
     def __call__(self, *args):
-        self.transformer._check_open("computation")
         if len(args) != len(self.placeholders):
             raise TypeError(f"computation: takes {len(self.placeholders)} argument(s) (one per placeholder), "
                             f"got {len(args)}")
@@ -196,8 +195,8 @@ class Computation:
         buffers alone, so one that its caller gave up (see
         `writes_into_argument`) is written in place."""
         transformer = self.transformer
-        transformer._check_open("computation")
-        if not transformer.initialized:
+        if not transformer.initialized or transformer.closed:
+            transformer._check_open("computation")
             transformer.initialize()
         observed = observe.observers
         start = observe.begin() if observed else 0.0
