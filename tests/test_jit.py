@@ -295,6 +295,41 @@ def test_a_force_point_inside_the_trace_names_the_line_and_the_argument():
         xp.jit(normalized)(xp.ones(3), xp.ones(3))
 
 
+SCALE = 2.0
+WEIGHTS = xp.ones(3)
+
+
+def test_a_global_or_closure_value_read_by_the_function_is_read_again_when_it_changes():
+    calls = []
+
+    @xp.jit
+    def weighted(x):
+        calls.append(1)
+        return x * WEIGHTS * SCALE
+
+    def expected():
+        return np.asarray(x) * np.asarray(WEIGHTS) * SCALE
+
+    global SCALE, WEIGHTS
+    x = xp.asarray([1.0, 2.0, 3.0])
+    for change in (lambda: None, lambda: WEIGHTS.__setitem__(0, 5.0)):
+        change()
+        np.testing.assert_array_equal(np.asarray(weighted(x)), expected())
+    WEIGHTS = xp.full(3, 3.0)
+    np.testing.assert_array_equal(np.asarray(weighted(x)), expected())
+    SCALE = 0.5
+    np.testing.assert_array_equal(np.asarray(weighted(x)), expected())
+    np.testing.assert_array_equal(np.asarray(weighted(x)), expected())
+    assert len(calls) == 4   # traced again after each change, not at the unchanged calls
+    SCALE, WEIGHTS = 2.0, xp.ones(3)
+
+    bias = xp.ones(2)
+    add_bias = xp.jit(lambda v: v + bias)
+    np.testing.assert_array_equal(np.asarray(add_bias(xp.zeros(2))), [1.0, 1.0])
+    bias = bias * 3.0
+    np.testing.assert_array_equal(np.asarray(add_bias(xp.zeros(2))), [3.0, 3.0])
+
+
 def test_writes_jit_cannot_carry_back_are_refused_and_leave_the_caller_s_values():
     captured = xp.zeros(2)
 

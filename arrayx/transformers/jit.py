@@ -18,7 +18,11 @@ computation, which the caller's array is rebound to (a NumPy argument is
 written into). Where nothing else holds the caller's buffer and the function
 only updates it (`v[key] = value`), the call gives that buffer to the
 computation, which writes the updates into it instead of into a copy (see
-`Computation.writes_into_argument`).
+`Computation.writes_into_argument`). An array or Python scalar the function
+reads from a global or closure variable is a constant of the trace, which a
+call checks is still there (`_Captured`), tracing again where it is not.
+Called inside `grad` or another trace, a jitted function runs as the plain
+one, so that its work joins the graph being recorded.
 """
 
 import functools
@@ -121,7 +125,7 @@ def jit(fn, *, static_argnums=(), static_argnames=()):
             entry = compiled.get(signature)
         except TypeError:
             raise TypeError(f"jit({name}): static arguments must be hashable") from None
-        if entry is None:
+        if entry is None or entry.captured and any(c.changed() for c in entry.captured):
             devices = list(dict.fromkeys(a.device for a in leaves if isinstance(a, Array)))
             if len(devices) > 1:
                 raise ValueError(f"jit({name}): the array arguments are on devices {devices}; move them to "
@@ -210,9 +214,9 @@ class _Compiled:
     writes into arguments back to the caller."""
 
     __slots__ = ("computation", "name", "binding", "out_def", "scalars", "shapes", "mutated", "donors", "device",
-                 "origins", "plain")
+                 "origins", "plain", "captured")
 
-    def __init__(self, computation, name, binding, out_def, scalars, n_results, mutated, origins):
+    def __init__(self, computation, name, binding, out_def, scalars, n_results, mutated, origins, captured):
         self.computation = computation
         self.name = name
         self.binding = binding       # (leaf index, None for an array or the dtype of a scalar) per placeholder
@@ -222,6 +226,7 @@ class _Compiled:
         self.mutated = mutated       # (leaf index, result index) of each argument array written into
         self.device = computation.transformer.device
         self.origins = origins       # each argument leaf's name
+        self.captured = captured     # the _Captured values the trace holds as constants
         self.plain = not mutated and not scalars and [i for i, _ in binding] == list(range(len(origins))) and all(
             dtype is None for _, dtype in binding)
         # placeholder -> the node its caller's array holds while giving its buffer to a call
@@ -352,7 +357,7 @@ def _trace(fn, name, args, kwargs, static, static_names, arg_names, transformer)
                  for i, a in enumerate(args)]
     call_kwargs = {key: value if key in static_names else stand_ins(value, f"argument {key}")
                    for key, value in sorted(kwargs.items())}
-    captured = _captured_arrays(fn)
+    captured = _captured(fn)
     try:
         with trace():
             out = fn(*call_args, **call_kwargs)
@@ -397,7 +402,8 @@ def _trace(fn, name, args, kwargs, static, static_names, arg_names, transformer)
     inputs = [Array._new(node) for _, _, node in arrays] + [p for _, _, p in scalars]
     binding = [(i, None) for i, _, _ in arrays] + [(i, dtype) for i, dtype, _ in scalars]
     computation = transformer.computation(results, *inputs)
-    return _Compiled(computation, name, binding, out_def, returned_scalars, n_results, mutated, origins)
+    return _Compiled(computation, name, binding, out_def, returned_scalars, n_results, mutated, origins,
+                     tuple(captured))
 
 
 def _placeholder_of(leaf, origin, name):
@@ -425,9 +431,40 @@ def _traced_scalar(leaf, origin, i, name, scalars):
     return TracedScalar(type(leaf), f"jit({name})", origin, make_node)
 
 
-def _captured_arrays(fn):
-    """(name, array, its node) of each array `fn` (and the functions it
-    wraps, `__wrapped__`) reads from its closure or its globals."""
+class _Captured:
+    """A value a jitted function reads from a closure cell or its globals
+    (`holder` and `key`, None for a cell), an array or a Python scalar: the
+    trace holds it as a constant, which a later call checks is still there
+    (an array with its node: `v[0] = 1` rebinds it) and traces again if not,
+    as the plain function would read the new value."""
+
+    __slots__ = ("label", "holder", "key", "value", "node")
+
+    def __init__(self, label, holder, key, value):
+        self.label = label
+        self.holder = holder
+        self.key = key
+        self.value = value
+        self.node = value._node if isinstance(value, Array) else None
+
+    def current(self):
+        if self.key is None:
+            try:
+                return self.holder.cell_contents
+            except ValueError:   # a cell emptied since
+                return None
+        return self.holder.get(self.key)
+
+    def changed(self):
+        now = self.current()
+        if now is self.value:
+            return self.node is not None and now._node is not self.node
+        return self.node is not None or type(now) is not type(self.value) or now != self.value
+
+
+def _captured(fn):
+    """A _Captured for each array and Python scalar `fn` (and the functions
+    it wraps, `__wrapped__`) reads from its closure or its globals."""
     found = []
     while fn is not None:
         code = getattr(fn, "__code__", None)
@@ -437,13 +474,13 @@ def _captured_arrays(fn):
                     value = cell.cell_contents
                 except ValueError:   # a cell not filled yet
                     continue
-                if isinstance(value, Array):
-                    found.append((var, value, value._node))
+                if isinstance(value, Array) or type(value) in dt.PYTHON_SCALARS:
+                    found.append(_Captured(var, cell, None, value))
             namespace = getattr(fn, "__globals__", {})
             for var in code.co_names:
                 value = namespace.get(var)
-                if isinstance(value, Array):
-                    found.append((var, value, value._node))
+                if isinstance(value, Array) or type(value) in dt.PYTHON_SCALARS:
+                    found.append(_Captured(var, namespace, var, value))
         fn = getattr(fn, "__wrapped__", None)
     return found
 
@@ -452,10 +489,10 @@ def _restore(captured):
     """The names of the `captured` arrays the trace rebound, each given its
     node back (the new one reads placeholders, which only the trace has)."""
     written = []
-    for var, array, node in captured:
-        if array._node is not node:
-            array._node = node
-            written.append(var)
+    for c in captured:
+        if c.node is not None and c.value._node is not c.node:
+            c.value._node = c.node
+            written.append(c.label)
     return written
 
 
