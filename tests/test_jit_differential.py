@@ -3,8 +3,8 @@
 Each seed writes a small program: elementwise work, reductions, Python
 scalar arithmetic, loops, and writes into its arguments (`v[i] = x`,
 `v[a:b] = w[a:b]`, `v[:] = x`, `v[mask] = x`, `v[index_array] = x`,
-`v += w`), over arrays passed positionally and by keyword and a Python
-float. The program runs eagerly and under `xp.jit` (twice, with new values,
+`v += w`), over arrays passed positionally and by keyword, a Python float,
+and a global array `G` that changes between calls. The program runs eagerly and under `xp.jit` (twice, with new values,
 on one trace) and, for its gradient, under `grad` and `jit(grad)`. The
 oracle is the eager run: the same results and dtypes, the same values of
 the arguments afterwards, the same exception where eager raises.
@@ -53,7 +53,7 @@ class Program:
         r = self.rng
         x, y, v = self.pick(), self.pick(), self.pick()
         i, j = sorted(r.sample(range(N + 1), 2))
-        choice = r.randrange(14)
+        choice = r.randrange(15)
         if choice == 0:
             self.new(f"{r.choice(UNARY)}({x} * 0.1)")
         elif choice == 1:
@@ -84,8 +84,10 @@ class Program:
             steps = r.choice([2, 5, 30])
             self.lines.append(f"for _ in range({steps}):")
             self.lines.append(f"    {t} = {t} * 0.5 + {y} * 0.25")
-        else:
+        elif choice == 13:
             self.new(f"{x} * xp.sum({y} * {y})")
+        else:
+            self.new(f"{x} * G")
 
 
 def _arguments(seed, dtype):
@@ -128,7 +130,8 @@ def test_jit_matches_eager_on_a_random_program(seed):
     prog = namespace["prog"]
     dtype = np.float32 if seed % 3 == 0 else np.float64
     fast = xp.jit(prog)
-    for call in range(2):   # the second call runs the first one's trace on new values
+    for call in range(2):   # the second call runs the first one's trace on new values (a new G: a new trace)
+        namespace["G"] = xp.asarray(np.linspace(-1.0, 1.0, N).astype(dtype) * (call + 1))
         args, kwargs = _arguments(1000 * seed + call, dtype)
         want = _run(prog, *_arguments(1000 * seed + call, dtype))
         _assert_same(_run(fast, args, kwargs), want, dtype, program.source)
@@ -139,7 +142,7 @@ def test_jit_matches_eager_on_a_random_program(seed):
 @pytest.mark.parametrize("seed", range(0, 60, 4))
 def test_jit_of_grad_matches_grad_on_a_random_program(seed):
     program = Program(seed)
-    namespace = {"xp": xp}
+    namespace = {"xp": xp, "G": xp.asarray(np.linspace(-1.0, 1.0, N))}
     exec(program.source, namespace)
     prog = namespace["prog"]
 
