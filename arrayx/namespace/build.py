@@ -18,7 +18,7 @@ from ..dtypes import PYTHON_SCALARS
 from ..counters import counters
 from ..device import CPU, Device
 from ..graph.apply import apply, check_size
-from ..graph.node import Constant, Node
+from ..graph.node import Constant, Node, tracing
 from ..graph.primitives import BUFFER, PRIMITIVES, broadcast_shapes
 from ..scheduler.schedule import realize, run_dynamic
 from .array_object import Array
@@ -33,8 +33,10 @@ P = PRIMITIVES
 
 
 def wrap(node):
-    """The Array of `node`, realized first if its graph has grown too deep."""
-    if node.depth > MAX_DEPTH:
+    """The Array of `node`, realized first if its graph has grown too deep
+    (never while tracing for jit: a traced graph reads placeholders, which
+    only the compiled computation binds, and compiles at any depth)."""
+    if node.depth > MAX_DEPTH and not tracing():
         counters["auto_realizations"] += 1
         realize([node])
     return _new_array(node)
@@ -142,15 +144,22 @@ def scalar_node(value, dtype, device, name):
     if node is not None:
         return node
     if kind is int:
-        if dtype in dt.INT_BOUNDS:
-            lo, hi = dt.INT_BOUNDS[dtype]
-            if not lo <= value <= hi:
-                raise OverflowError(f"{name}: Python int {value} is out of bounds for {dtype}")
-        elif dtype.kind in "fc" and abs(value) > _FLOAT64_MAX:
-            raise OverflowError(f"{name}: a Python int of {value.bit_length()} bits is too large for any floating dtype")
+        check_int(value, dtype, name)
     node = full_node((), value, dtype, device)
     _remember(_scalar_nodes, key, node)
     return node
+
+
+def check_int(value, dtype, name):
+    """An OverflowError naming `name` unless the Python int `value` fits
+    `dtype`: in range for an integer dtype, below float64's largest value
+    for a floating or complex one."""
+    if dtype in dt.INT_BOUNDS:
+        lo, hi = dt.INT_BOUNDS[dtype]
+        if not lo <= value <= hi:
+            raise OverflowError(f"{name}: Python int {value} is out of bounds for {dtype}")
+    elif dtype.kind in "fc" and abs(value) > _FLOAT64_MAX:
+        raise OverflowError(f"{name}: a Python int of {value.bit_length()} bits is too large for any floating dtype")
 
 
 def _remember(cache, key, node):
@@ -291,7 +300,7 @@ def check_device(device, name):
 
 
 __all__ = [
-    "P", "wrap", "make", "composite", "dynamic", "leaf", "buffer_node", "scalar_node", "is_scalar", "node_of",
-    "check_dtype", "astype_node", "same_device", "broadcast_node", "reshape_node",
+    "P", "wrap", "make", "composite", "dynamic", "leaf", "buffer_node", "scalar_node", "check_int", "is_scalar",
+    "node_of", "check_dtype", "astype_node", "same_device", "broadcast_node", "reshape_node",
     "normalize_axis", "normalize_axes", "normalize_shape", "check_size", "check_device", "broadcast_shapes",
 ]

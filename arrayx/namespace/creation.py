@@ -20,6 +20,7 @@ from .array_object import Array
 from .build import (P, astype_node, broadcast_node, buffer_node, check_device, check_size, composite, full_node,
                     integer_argument, is_scalar, leaf, make, node_of, normalize_shape, reshape_node, scalar_node, wrap)
 from .hints import DType, DeviceLike, Scalar, Shape
+from .traced_scalar import TracedScalar
 
 
 def check_dtype_arg(dtype, name, allow_none=True):
@@ -98,6 +99,13 @@ def asarray(obj: Any, /, *, dtype: DType | None = None, device: DeviceLike | Non
                 raise ValueError(f"asarray: copy=False but casting {node.dtype} to {dtype} needs a copy")
             return wrap(astype_node(node, dtype))
         return Array._new(node) if copy else obj
+    if isinstance(obj, TracedScalar):   # a Python scalar argument inside a jit trace: its placeholder
+        if copy is False:
+            raise ValueError("asarray: copy=False is not possible for a Python scalar")
+        d = dtype or obj.alone
+        if obj.kind is complex and d not in dt.COMPLEX:
+            raise TypeError(f"asarray: cannot convert {obj.subject}, a complex scalar, to {d}")
+        return wrap(obj.node_as(d))
     device = check_device(device, "asarray")
     if is_scalar(obj):
         if copy is False:

@@ -14,6 +14,7 @@ from ..graph.apply import apply
 from .array_object import Array
 from .build import P, astype_node, broadcast_shapes, composite, make, scalar_beside, scalar_node, wrap
 from .hints import Operand
+from .traced_scalar import TracedScalar
 
 
 def _type_error(name, argname, x):
@@ -63,7 +64,10 @@ def binary_nodes(name, x1, x2):
 def _scalar_beside(name, argname, x, node):
     """The node of the scalar operand `x`, not a Python scalar, of a binary
     function whose other operand is `node`: a NumPy scalar acts as its
-    Python scalar; anything else is a TypeError."""
+    Python scalar, and so does a Python scalar argument jit traces;
+    anything else is a TypeError."""
+    if isinstance(x, TracedScalar):
+        return x.node_beside(node)
     x = _python_scalar(x)
     if type(x) not in PYTHON_SCALARS:
         raise _type_error(name, argname, x)

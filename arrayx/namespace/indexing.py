@@ -28,10 +28,12 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..dtypes import PYTHON_SCALARS
+from ..graph.node import tracing
 from ..graph.primitives import broadcast_shapes, element_index, slice_shape
 from ..scheduler.schedule import read_element, realize, update_in_place, write_element
 from .array_object import Array
 from .hints import Key, Operand
+from .traced_scalar import TracedScalar
 from .build import (P, astype_node, broadcast_node, buffer_node, dynamic, make, node_of, normalize_axis,
                     reshape_node, same_device, scalar_node, wrap)
 
@@ -221,7 +223,9 @@ def _check(node, items, name, bounds=False):
             axis += _consumed(kind, k)
     if shapes:
         _broadcast_indices(shapes, name)
-    if bounds and indexed:
+    # In a jit trace index arrays may read placeholders, which have no value
+    # yet: the compiled scatter checks them when it runs.
+    if bounds and indexed and not (tracing() and any(k._node.buffer is None for k, _ in indexed)):
         _check_index_values(node, indexed, name)
     return items, ndim - consumed
 
@@ -395,6 +399,10 @@ def _value_node(node, value):
         if vdtype != node.dtype:
             raise TypeError(f"__setitem__: cannot assign a Python {type(value).__name__} to a {node.dtype} array")
         return scalar_node(value, node.dtype, node.device, "__setitem__")
+    if isinstance(value, TracedScalar):
+        if dt.scalar_dtype(value.kind(), node.dtype) != node.dtype:   # kind(): a zero of its kind
+            raise TypeError(f"__setitem__: cannot assign a Python {value.kind.__name__} to a {node.dtype} array")
+        return value.node_as(node.dtype)
     raise TypeError(f"__setitem__: value must be an arrayx array or a Python scalar, got {type(value).__name__}")
 
 

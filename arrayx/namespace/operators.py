@@ -14,6 +14,7 @@ from .. import dtypes as dt
 from . import creation, elementwise as ew, indexing, linear_algebra, manipulation
 from .array_object import Array
 from .hints import DeviceLike, Key, Operand
+from .traced_scalar import TracedScalar
 
 SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
 
@@ -43,8 +44,9 @@ def _foreign(fn, other):
 
 
 def _operand(x):
-    """Whether an operator takes `x` beside an array: an array, a Python or a NumPy scalar."""
-    return type(x) in _OPERAND_TYPES or isinstance(x, (Array, np.generic))
+    """Whether an operator takes `x` beside an array: an array, a Python or a
+    NumPy scalar, or a Python scalar argument jit traces."""
+    return type(x) in _OPERAND_TYPES or isinstance(x, (Array, np.generic, TracedScalar))
 
 
 def _in_place(array, fn, other):

@@ -115,7 +115,12 @@ def _layout(node):
 
 class UnboundError(ValueError):
     """A force point on a graph that reads a placeholder or variable, or
-    holds an assign: values only a compiled computation has."""
+    holds an assign: values only a compiled computation has. `node` is
+    that leaf or assign."""
+
+    def __init__(self, message, node):
+        super().__init__(message)
+        self.node = node
 
 
 def build_plan(order, requested, bound=False, candidates=True):
@@ -130,7 +135,8 @@ def build_plan(order, requested, bound=False, candidates=True):
     if not bound:
         unbound = [n for n in order if n.buffer is None and n.op.kind in (BOUND, STATE)]
         if unbound:
-            raise UnboundError(_unbound_message(max(unbound, key=lambda n: n.op.kind == STATE)))
+            node = max(unbound, key=lambda n: n.op.kind == STATE)
+            raise UnboundError(_unbound_message(node), node)
     candidates = candidates and not bound
     size = len(order)
     collected, asked = order, requested

@@ -17,7 +17,7 @@ from .. import dtypes as dt, executors
 from ..counters import counters
 from ..device import CPU, Device
 from ..graph.node import Node, toposort
-from ..graph.primitives import BOUND, EVALUATED
+from ..graph.primitives import BOUND, EVALUATED, INDEX, LINALG, MULTI, PRIMITIVES, UPDATE
 from ..namespace.array_object import Array
 from ..scheduler import observe
 from ..scheduler.lower import transfer
@@ -177,19 +177,32 @@ class Computation:
             transformer.variables.setdefault(target)
 
     def __call__(self, *args):
-        transformer = self.transformer
-        transformer._check_open("computation")
         if len(args) != len(self.placeholders):
             raise TypeError(f"computation: takes {len(self.placeholders)} argument(s) (one per placeholder), "
                             f"got {len(args)}")
-        if not transformer.initialized:
+        borrowed = []   # NumPy arguments bound without a copy
+        outputs = self.run([self.bind(i, a, borrowed) for i, a in enumerate(args)], borrowed)
+        if self.single:   # a call on small arrays feels each allocation
+            shape, dtype, device = self.shapes[0]
+            return Array._new(Node(EVALUATED, (), (), shape, dtype, device, outputs[0]))
+        return tuple([Array._new(Node(EVALUATED, (), (), shape, dtype, device, buffer))
+                      for buffer, (shape, dtype, device) in zip(outputs, self.shapes)])
+
+    def run(self, values, borrowed=()):
+        """The result buffers of a call binding `values` (a buffer per
+        placeholder, from `bind`); `borrowed` lists the NumPy arrays bound
+        without a copy. Empties `values`: the plan's slots then hold the
+        buffers alone, so one that its caller gave up (see
+        `writes_into_argument`) is written in place."""
+        transformer = self.transformer
+        if not transformer.initialized or transformer.closed:
+            transformer._check_open("computation")
             transformer.initialize()
         observed = observe.observers
         start = observe.begin() if observed else 0.0
-        borrowed = []   # NumPy arguments bound without a copy
-        values = [self._argument(i, a, borrowed) for i, a in enumerate(args)]
         slots = [values[where] if kind == "argument" else transformer.value_of(where) if kind == "variable"
                  else where for kind, where in self.binding]
+        values.clear()
         self.plan.run(slots)
         if observed:
             observe.force_point("computation", "compiled", start)
@@ -200,13 +213,43 @@ class Computation:
                        else out for out in outputs]
         for target, k in self.assigns:
             transformer.state[target] = outputs[k]
-        if self.single:   # a call on small arrays feels each allocation
-            shape, dtype, device = self.shapes[0]
-            return Array._new(Node(EVALUATED, (), (), shape, dtype, device, outputs[0]))
-        return tuple([Array._new(Node(EVALUATED, (), (), shape, dtype, device, buffer))
-                      for buffer, (shape, dtype, device) in zip(outputs, self.shapes)])
+        return outputs
 
-    def _argument(self, i, value, borrowed):
+    def writes_into_argument(self, argument, result):
+        """Whether result `result` is computed in the buffer bound to
+        placeholder `argument` when the caller gives that buffer up (no
+        array, node or view holds it any more): that buffer and each value
+        after it are read by nothing but one update (`x[key] = v`) each,
+        the last of which gives the result, and their executor updates in
+        place; and no step of the plan can fail on values, so that a call
+        stops early only when interrupted (then the buffer holds the updates
+        made so far, as after an interrupted NumPy `x[key] = v`)."""
+        slot = self.results[result][0]
+        inputs = [i for i, (kind, where) in enumerate(self.binding) if kind == "argument" and where == argument]
+        if slot is None or not inputs:
+            return False
+        readers = {}
+        for segment in self.plan.segments:
+            if segment.transfer is not None:
+                readers.setdefault(segment.transfer[0], []).append(None)
+                continue
+            for step in segment.steps:
+                if step.op.name in FAIL_ON_VALUES:
+                    return False
+                for s in step.args:
+                    readers.setdefault(s, []).append((step, segment.executor))
+        s = inputs[0]
+        while s != slot:
+            found = readers.get(s)
+            if found is None or len(found) != 1 or found[0] is None:
+                return False
+            step, executor = found[0]
+            if step.op.kind != UPDATE or step.args[0] != s or not executor.updates_in_place:
+                return False
+            s = step.out
+        return True
+
+    def bind(self, i, value, borrowed):
         """The buffer bound to placeholder `i` for `value`. A NumPy array of
         the right dtype is bound as it is where the executor can share host
         memory (it cannot change during the call), and listed in `borrowed`."""
@@ -244,6 +287,12 @@ class Computation:
             return buffer
         return executor.from_host(host)
 
+
+# Primitives whose kernels raise on some values (an index out of bounds, a
+# singular matrix): a plan holding one never writes into a caller's buffer,
+# which a failed call would leave half updated.
+FAIL_ON_VALUES = frozenset([name for name, prim in PRIMITIVES.items() if prim.kind in (INDEX, LINALG, MULTI)]
+                           + ["scatter", "scatter_add"])
 
 # Constants of a computation up to this many elements are computed once, when
 # it is compiled; larger ones (a broadcast batch of zeros) stay in the graph,
