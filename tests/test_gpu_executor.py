@@ -189,12 +189,15 @@ def test_dlpack_export_and_import_share_device_memory(gpu):
 def read_device(runtime, tensor):
     """What a DLPack consumer other than arrayx sees: the elements `tensor`
     (a parsed capsule) describes, read from device memory by its pointer,
-    element strides and dtype alone."""
+    element strides and dtype alone (with the device's context current, as
+    any consumer needs)."""
     itemsize = tensor.dtype.itemsize
     span = 1 + sum((n - 1) * s for n, s in zip(tensor.shape, tensor.strides)) if 0 not in tensor.shape else 0
     raw = np.empty(span * itemsize, np.uint8)
     if span:
-        runtime.copy_dtoh(raw, tensor.ptr)
+        with runtime.active():
+            runtime.copy_dtoh(raw, tensor.ptr)
+            runtime.synchronize()
     return np.lib.stride_tricks.as_strided(raw.view(tensor.dtype.dtype), tensor.shape,
                                            [s * itemsize for s in tensor.strides]).copy()
 
@@ -222,9 +225,10 @@ def test_dlpack_export_describes_device_memory_to_another_consumer(gpu):
 def test_dlpack_import_of_another_producers_device_memory_is_zero_copy(gpu):
     executor = executors.executor_for(gpu)
     values = np.arange(12, dtype=np.float32).reshape(3, 4)
-    allocation = executor.runtime.alloc(values.nbytes)
-    ptr = int(allocation)
-    executor.runtime.copy_htod(ptr, values)
+    with executor.runtime.active():   # the producer's context, current as it writes its memory
+        allocation = executor.runtime.alloc(values.nbytes)
+        ptr = int(allocation)
+        executor.runtime.copy_htod(ptr, values)
     capsule = dlpack.export(ptr, (4, 3), (1, 4), values.dtype, (dlpack.KDL_CUDA, executor.ordinal),
                             allocation, versioned=True)
     producer = ForeignProducer(capsule, (dlpack.KDL_CUDA, executor.ordinal))
