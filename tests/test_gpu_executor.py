@@ -51,6 +51,20 @@ def test_fused_chains_match_the_cpu(gpu, dtype):
     np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_products_and_sums_round_as_on_the_cpu_where_they_cancel(gpu, dtype):
+    # Every product and sum rounded on its own, as NumPy does. A fused
+    # multiply-add (NVRTC's default) rounds once: where the sum cancels, it
+    # leaves the product's rounding error instead of the CPU's 0 or one ulp.
+    a = np.random.default_rng(3).uniform(1, 2, 1000).astype(dtype)
+    b = np.random.default_rng(4).uniform(1, 2, 1000).astype(dtype)
+    d = np.nextafter(b, dtype(3))
+    z = -(a * b)
+    got, want = both(lambda a, b, d, z: xp.stack([a * b - a * d, a * b + z]), a, b, d, z, gpu=gpu)
+    assert np.count_nonzero(want[1]) == 0   # where a fused a*b + z gives a*b's rounding error
+    np.testing.assert_array_equal(got, want)
+
+
 def _mapped_kernel_libraries():
     """Kernel libraries of the emulated device mapped into this process (0 on a real GPU)."""
     with open("/proc/self/maps") as maps:
