@@ -5,8 +5,9 @@ PyCUDA, NVRTC, cuBLAS) on a machine without a GPU.
 `prepare()` builds, once per version (cached under
 `$ARRAYX_CACHE_DIR/standin`, else `~/.cache/arrayx/standin`):
 
-- `lib64/libcuda.so.1`: the stand-in driver (standin/cuda.c), with every
-  other entry point of the CUDA headers returning CUDA_ERROR_NOT_SUPPORTED;
+- `lib64/libcuda.so.1`: the stand-in driver (standin/cuda.c, memory.c,
+  work.c), with every other entry point of the CUDA headers returning
+  CUDA_ERROR_NOT_SUPPORTED;
 - `lib64/libcublas.so.13`: the stand-in cuBLAS (standin/cublas.c);
 - PyCUDA itself, from its source distribution on PyPI, linked against the
   stand-in (a PyCUDA is built against one CUDA driver API, and PyPI has no
@@ -104,7 +105,8 @@ def _build_libraries(include):
     by a hash of their sources, the headers and the compiler."""
     gcc = _tool("gcc")
     version = _run([gcc, "-dumpfullversion"]).stdout
-    sources = [SOURCES / "cuda.c", SOURCES / "cublas.c"]
+    driver = [SOURCES / name for name in ("cuda.c", "memory.c", "work.c")]
+    sources = [*driver, SOURCES / "standin.h", SOURCES / "cublas.c"]
     key = hashlib.sha256("\0".join([*(s.read_text() for s in sources), (include / "cuda.h").read_text(),
                                     version]).encode()).hexdigest()[:16]
     root = cache_root() / f"driver-{key}"
@@ -113,13 +115,14 @@ def _build_libraries(include):
     build = Path(tempfile.mkdtemp(prefix="driver-", dir=cache_root()))
     lib = build / "lib64"
     lib.mkdir()
-    # The entry points cuda.c lacks return CUDA_ERROR_NOT_SUPPORTED (801);
-    # weak, so that cuda.c's definitions win.
+    # The entry points the stand-in lacks return CUDA_ERROR_NOT_SUPPORTED
+    # (801); weak, so that its own definitions win.
     unsupported = build / "unsupported.c"
     unsupported.write_text("// Generated from cuda.h: what the stand-in does not implement.\n" + "".join(
-        f"__attribute__((weak)) int {name}(void) {{ return 801; }}\n" for name in _driver_names(include)))
-    flags = ["-shared", "-fPIC", "-O2", "-Wall", "-I", str(include)]
-    _run([gcc, *flags, "-Wl,-soname,libcuda.so.1", "-o", lib / "libcuda.so.1", SOURCES / "cuda.c", unsupported,
+        f'__attribute__((weak, visibility("default"))) int {name}(void) {{ return 801; }}\n'
+        for name in _driver_names(include)))
+    flags = ["-shared", "-fPIC", "-O2", "-Wall", "-fvisibility=hidden", "-I", str(include)]
+    _run([gcc, *flags, "-Wl,-soname,libcuda.so.1", "-o", lib / "libcuda.so.1", *driver, unsupported,
           "-ldl", "-lpthread"])
     (lib / "libcuda.so").symlink_to("libcuda.so.1")   # what a linker looks for (-lcuda)
     _run([gcc, *flags, "-Wl,-soname,libcublas.so.13", "-o", lib / "libcublas.so.13", SOURCES / "cublas.c",
