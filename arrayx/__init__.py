@@ -51,7 +51,7 @@ from .scheduler.schedule import evaluate as _evaluate
 # Executors register here, in the package that knows them all: the registry
 # imports none of them.
 executors.register(_CPU, _CPUExecutor())
-_register_gpu_devices(executors.register, executors.record_missing)
+executors.register_on_first_use(_register_gpu_devices)
 _register_dask_device(executors.register)
 executors.default_device_from_environment()
 # Here too, once both exist: the Array methods written with namespace functions.

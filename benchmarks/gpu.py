@@ -3,11 +3,15 @@
     python benchmarks/gpu.py                     # every workload, about 2 minutes on an H100
     python benchmarks/gpu.py --quick             # fewer rounds, 1e7 elements, 4096x4096 matrices
     python benchmarks/gpu.py --device cuda:1     # another GPU
+    ARRAYX_GPU_EMULATION=1 python benchmarks/gpu.py --smoke   # every workload once, tiny (CI)
 
 Needs PyCUDA and a CUDA device (`pip install ".[gpu]"`); exits with status 2
-where arrayx registers none. PyTorch and CuPy are optional peers: a workload
-whose peer is absent prints arrayx's time alone (the 6-op chain is compared
-with PyTorch eager, labelled so, where CuPy is absent).
+where arrayx registers none. --smoke runs each workload once on a few
+thousand elements, checking its results and judging no goal (CI runs it on
+the emulated device, tests/test_gpu_benchmark.py). PyTorch and CuPy are
+optional peers: a workload whose peer is absent prints arrayx's time alone
+(the 6-op chain is compared with PyTorch eager, labelled so, where CuPy is
+absent).
 
 Each row gives arrayx's and the peer's median time per call and the measure
 its goal is stated in: effective bandwidth (bytes the ideal fused kernel
@@ -37,6 +41,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import arrayx as xp  # noqa: E402
 from arrayx import executors  # noqa: E402
+from arrayx._gpu.cuda_runtime import CudaRuntime  # noqa: E402
 from run import CHAINS, fmt_time  # noqa: E402  (run.py beside this file; importing it runs nothing)
 
 try:
@@ -53,8 +58,9 @@ except ImportError:
 class Bench:
     """The device, the peers that run on it, and interleaved GPU timing."""
 
-    def __init__(self, device, rounds, target_ns):
+    def __init__(self, device, rounds, target_ns, judged=True):
         self.device = device
+        self.judged = judged   # whether rows say if a goal was met
         self.executor = executors.executor_for(device)
         self.ordinal = int(device.name.split(":")[1])
         self.rounds, self.target_ns = rounds, target_ns
@@ -102,6 +108,7 @@ class Bench:
 
     def row(self, name, size, ax, peer, peer_samples, result, goal, met):
         """Print one row; `met` is True, False, or None where no goal applies."""
+        met = met if self.judged else None
         peer_time = fmt_time(statistics.median(peer_samples)) if peer_samples else "-"
         verdict = {True: "yes", False: "no", None: "-"}[met]
         print(f"{name:<28}{size:>13}{fmt_time(statistics.median(ax)):>10}  {peer:<27}{peer_time:>9}  "
@@ -135,14 +142,14 @@ def check(name, got, want, rtol, atol):
 def device_copy(bench, nbytes):
     """A device-to-device copy of `nbytes` (cuMemcpyDtoDAsync) on arrayx's
     stream: what a kernel moving 2 * nbytes can hope to reach."""
-    ex = bench.executor
-    with ex.active():
+    ex, runtime = bench.executor, bench.executor.runtime
+    with runtime.active():
         src = ex.allocate((-(-nbytes // 4),), xp.float32, "the copy's source")
         dst = ex.allocate((-(-nbytes // 4),), xp.float32, "the copy's destination")
 
     def copy():
-        with ex.active():
-            ex.cuda.memcpy_dtod_async(dst.ptr, src.ptr, nbytes, ex.stream)
+        with runtime.active():
+            runtime.copy_dtod(dst.ptr, src.ptr, nbytes)
     return copy
 
 
@@ -162,10 +169,9 @@ def bandwidth(bench, size):
     rng = np.random.default_rng(0)
     host = {k: rng.uniform(0.5, 2.0, size).astype(np.float32) for k in "xy"}
     lazy = {k: xp.asarray(v, device=bench.device) for k, v in host.items()}
-    for name, operands, fn, _ in CHAINS:
+    for name, operands, fn, *_ in CHAINS:   # (name, operands, fn, numexpr form, NumPy in-place form)
         args = [lazy[k] for k in operands]
-        # The GPU's expf/tanhf differ from NumPy's by a few ulp, and NVRTC
-        # contracts a * b + c into one FMA (one rounding instead of two).
+        # The GPU's expf/tanhf differ from NumPy's by a few ulp.
         check(name, xp.eval(fn(xp, *args)), fn(np, *[host[k] for k in operands]), 1e-5, 1e-5)
         # 2.5 TB/s is 85 % of what a copy reaches on an H100.
         bandwidth_row(bench, name, size, lambda: xp.eval(fn(xp, *args)), (len(operands) + 1) * 4 * size, 2.5)
@@ -278,15 +284,20 @@ def cached_plan(bench):
 
 
 def machine(bench):
-    import pycuda   # importable here: arrayx registered a CUDA device through it
-    ex = bench.executor
-    driver = ex.cuda.get_driver_version()
-    print(f"Device: {bench.device.name}, {ex.device.name()} ({ex.arch}, {ex.sm_count} SMs, "
-          f"{ex.device.total_memory() / 2**30:.1f} GiB), driver CUDA {driver // 1000}.{driver % 1000 // 10}")
+    runtime = bench.executor.runtime
+    line = (f"Device: {bench.device.name}, {runtime.name} (sm_{runtime.compute_capability[0]}"
+            f"{runtime.compute_capability[1]}, {runtime.sm_count} SMs, {runtime.total_memory / 2**30:.1f} GiB)")
+    versions = ""
+    if isinstance(runtime, CudaRuntime):
+        import pycuda
+        driver = runtime.cuda.get_driver_version()
+        line += f", driver CUDA {driver // 1000}.{driver % 1000 // 10}"
+        versions = f", PyCUDA {pycuda.VERSION_TEXT}"
+    print(line)
     torch_version = (torch.__version__ + ("" if bench.torch else " (no CUDA)")) if torch else "not installed"
     cupy_version = (cupy.__version__ + ("" if bench.cupy else " (left out)")) if cupy else "not installed"
-    print(f"Python {platform.python_version()}, numpy {np.__version__}, arrayx {xp.__version__}, "
-          f"PyCUDA {pycuda.VERSION_TEXT}, torch {torch_version}, cupy {cupy_version}")
+    print(f"Python {platform.python_version()}, numpy {np.__version__}, arrayx {xp.__version__}{versions}, "
+          f"torch {torch_version}, cupy {cupy_version}")
     print("TF32: off (arrayx: cublas.Blas.allow_tf32 = False, ARRAYX_TF32 unset; "
           "torch: torch.backends.cuda.matmul.allow_tf32 = False)")
     print(f"{bench.rounds} rounds of about {bench.target_ns / 1e6:.0f} ms a sample; "
@@ -295,7 +306,9 @@ def machine(bench):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="fewer rounds, 1e7 elements, 4096x4096 matrices")
+    sizes = parser.add_mutually_exclusive_group()
+    sizes.add_argument("--quick", action="store_true", help="fewer rounds, 1e7 elements, 4096x4096 matrices")
+    sizes.add_argument("--smoke", action="store_true", help="each workload once, tiny sizes, results checked")
     parser.add_argument("--device", default="cuda:0", help="the arrayx device to run on (default cuda:0)")
     args = parser.parse_args()
     named = {d.name: d for d in xp.__array_namespace_info__().devices()}
@@ -312,18 +325,21 @@ def main():
     cublas.Blas.allow_tf32 = False
     if torch is not None:
         torch.backends.cuda.matmul.allow_tf32 = False
-    size, n = (10**7, 4096) if args.quick else (10**8, 8192)
-    rounds, target = (3, 20e6) if args.quick else (9, 100e6)
-    bench = Bench(named[args.device], rounds, target)
+    # (elements, elements of the 6-op chain, matrix size, rounds, ns a sample)
+    size, chain_size, n, rounds, target = ((4096, 4096, 64, 1, 0) if args.smoke else
+                                           (10**7, 10**7, 4096, 3, 20e6) if args.quick else
+                                           (10**8, 10**7, 8192, 9, 100e6))
+    bench = Bench(named[args.device], rounds, target, judged=not args.smoke)
     start = time.perf_counter()
     machine(bench)
     print(HEADER)
     bandwidth(bench, size)
-    six_op_chain(bench, 10**7)
+    six_op_chain(bench, chain_size)
     softmax_and_gemm(bench, n)
     cached_plan(bench)
     print(f"\nGoals met: {sum(bench.met)} of {len(bench.met)}"
-          + (" (--quick: smaller sizes than the goals are stated for)" if args.quick else ""))
+          + (" (--quick: smaller sizes than the goals are stated for)" if args.quick else "")
+          + (" (--smoke: tiny sizes, goals not judged)" if args.smoke else ""))
     print(f"Total time: {time.perf_counter() - start:.0f} s")
     return 0
 

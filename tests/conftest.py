@@ -14,6 +14,7 @@ that check results the fused kernels compute run every test on both paths
 import os
 
 import pytest
+import standin_driver
 from arrayx import executors
 from arrayx._cpu import native
 from arrayx._cpu.native import compiler as native_compiler
@@ -22,6 +23,21 @@ from arrayx._gpu.emulation import host_kernels
 from arrayx.device import CPU
 from arrayx import debug as xp_debug
 from hypothesis import HealthCheck, settings
+
+if os.environ.get(standin_driver.ENV):
+    # This process runs arrayx's CUDA runtime over the stand-in driver
+    # (tests/standin_driver.py; test_gpu_runtime.py starts it).
+    standin_driver.install()
+
+    @pytest.fixture(autouse=True)
+    def no_driver_rule_broken():
+        """Fails the test during which arrayx, PyCUDA or cuBLAS broke a rule
+        of the CUDA driver (the stand-in records each)."""
+        standin_driver.take_violations()
+        yield
+        count, text = standin_driver.take_violations()
+        assert not count, f"the CUDA driver's rules were broken {count} times:\n{text}"
+
 
 settings.register_profile("ci", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -66,8 +82,9 @@ def be():
 
 @pytest.fixture
 def gpu():
-    """A CUDA device: the first registered one (a real GPU, or the emulated
-    one ARRAYX_GPU_EMULATION=1 registers), else the emulated `cuda:0`
+    """A CUDA device: the first registered one (a real GPU, PyCUDA over the
+    stand-in driver in test_gpu_runtime.py's processes, or the emulated one
+    ARRAYX_GPU_EMULATION=1 registers), else the emulated `cuda:0`
     (arrayx/_gpu/emulation), registered for the test."""
     registered = [d for d in executors.devices() if d.name.startswith("cuda:")]
     if registered:

@@ -1,8 +1,12 @@
 """The executor seam: a device whose executor lacks primitives still runs them,
 on the CPU executor with transfers, and buffers never cross executors untransferred."""
 
+import importlib
+import os
 import re
+import subprocess
 import sys
+import textwrap
 import types
 
 import numpy as np
@@ -186,6 +190,57 @@ def test_without_a_gpu_register_devices_records_why(pycuda, why, monkeypatch):
     register_gpu_devices(lambda *device: registered.append(device), missing.__setitem__)
     assert registered == [] and list(missing) == ["cuda"]
     assert re.match(why + ".*; ARRAYX_GPU_EMULATION=1 gives an emulated cuda:0", missing["cuda"])
+
+
+def fake_pycuda_with_a_device():
+    """A PyCUDA whose driver reports one device, and the list of its cuInit calls."""
+    calls = []
+    driver = types.ModuleType("pycuda.driver")
+    driver.Error = FakeDriverError
+    driver.init = lambda: calls.append("cuInit")
+    driver.Device = types.SimpleNamespace(count=lambda: 1)
+    package = types.ModuleType("pycuda")
+    package.driver = driver
+    return package, driver, calls
+
+
+@pytest.mark.parametrize("library, message", [("nvrtc", "NVRTC not found"), ("cublas", "cuBLAS not found")])
+def test_a_cuda_device_is_not_offered_without_nvrtc_or_cublas(library, message, monkeypatch):
+    # Every computation would fail at its force point: the device must not be offered.
+    package, driver, _ = fake_pycuda_with_a_device()
+    monkeypatch.setitem(sys.modules, "pycuda", package)
+    monkeypatch.setitem(sys.modules, "pycuda.driver", driver)
+    monkeypatch.delenv("ARRAYX_GPU_EMULATION", raising=False)
+
+    def missing_library():
+        raise OSError(f"{message} (searched nowhere)")
+    monkeypatch.setattr(importlib.import_module(f"arrayx._gpu.{library}"), "library", missing_library)
+    registered, missing = [], {}
+    register_gpu_devices(lambda *device: registered.append(device), missing.__setitem__)
+    assert registered == []
+    assert missing["cuda"].startswith(f"PyCUDA found 1 CUDA device(s), but {message} (searched nowhere); "
+                                      "ARRAYX_GPU_EMULATION=1 gives")
+
+
+def test_import_arrayx_initializes_no_cuda_until_devices_are_asked_for():
+    # A process forked after cuInit cannot use CUDA: importing arrayx must not
+    # initialize it (multiprocessing and dask fork workers after imports).
+    script = textwrap.dedent("""
+        import sys, types
+        calls = []
+        driver = types.ModuleType("pycuda.driver")
+        driver.Error, driver.init = RuntimeError, lambda: calls.append("cuInit")
+        driver.Device = types.SimpleNamespace(count=lambda: 0)
+        sys.modules.update({"pycuda": types.ModuleType("pycuda"), "pycuda.driver": driver})
+        import arrayx as xp
+        print(calls)
+        xp.__array_namespace_info__().devices()
+        print(calls)
+    """)
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env.pop("ARRAYX_DEVICE", None)
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:2] == ["[]", "['cuInit']"]
 
 
 def test_naming_a_missing_cuda_device_says_why_it_is_missing(monkeypatch):

@@ -5,6 +5,8 @@ cubin for the H100's architecture in-process, by the same path the GPU
 executor uses, so a CUDA syntax or type error in generated code fails here.
 """
 
+import ctypes
+import re
 from collections import defaultdict
 
 import pytest
@@ -13,7 +15,7 @@ from arrayx import dtypes as dt
 from arrayx._gpu import codegen
 from arrayx.graph.fused import FusedGroup, Instruction
 from arrayx.graph.primitives import PRIMITIVES
-from gpu_kernels import astype_group, chain, every_elementwise, row_group
+from gpu_kernels import astype_group, chain, elementwise_group, every_elementwise, row_group
 
 nvrtc = pytest.importorskip("arrayx._gpu.nvrtc")
 try:
@@ -99,3 +101,59 @@ def test_cubins_are_cached_on_disk(tmp_path, monkeypatch):
     assert len(list(tmp_path.glob("*.cubin"))) == 1
     nvrtc._cubins.clear()
     assert nvrtc.compile_cubin(source, ARCH) == first
+
+
+def ptx_of(source):
+    """The PTX NVRTC makes of `source` with the options the GPU executor
+    compiles with (nvrtc.OPTIONS): what the cubin's machine code comes from."""
+    lib = nvrtc.library()
+    program = ctypes.c_void_p()
+    assert lib.nvrtcCreateProgram(ctypes.byref(program), source.encode(), b"ptx.cu", 0, None, None) == 0
+    try:
+        options = [b"--gpu-architecture=compute_90", *(o.encode() for o in nvrtc.OPTIONS)]
+        assert lib.nvrtcCompileProgram(program, len(options), (ctypes.c_char_p * len(options))(*options)) == 0
+        size = ctypes.c_size_t()
+        lib.nvrtcGetPTXSize.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]
+        lib.nvrtcGetPTX.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+        assert lib.nvrtcGetPTXSize(program, ctypes.byref(size)) == 0
+        ptx = ctypes.create_string_buffer(size.value)
+        assert lib.nvrtcGetPTX(program, ptx) == 0
+        return ptx.value.decode()
+    finally:
+        lib.nvrtcDestroyProgram(ctypes.byref(program))
+
+
+def products_difference_group(dtype, shape=(64,)):
+    """a * b - c * d: cancels where the products are close, so a fused
+    multiply-add (one rounding) and a multiply then a subtract (two) differ
+    by far more than a rounding."""
+    inputs = tuple((shape, dtype, "C") for _ in range(4))
+    body = (Instruction(PRIMITIVES["multiply"], (), (0, 1), shape, dtype),
+            Instruction(PRIMITIVES["multiply"], (), (2, 3), shape, dtype),
+            Instruction(PRIMITIVES["subtract"], (), (4, 5), shape, dtype))
+    return FusedGroup(shape, inputs, body, (6,))
+
+
+def test_nvrtc_rounds_every_product_and_sum_as_numpy_does():
+    # NVRTC contracts x * y + z into one FMA by default (--fmad=true); NumPy
+    # and the CPU executor round the product and the sum each.
+    groups = [products_difference_group(dt.float32), products_difference_group(dt.float64),
+              elementwise_group("multiply", dt.complex64, [(5,), (5,)]),
+              elementwise_group("divide", dt.complex128, [(5,), (5,)])]
+    ptx = ptx_of(codegen.module_source([codegen.generate(g) for g in groups]))
+    assert re.findall(r"\bfma\.\w+\.f(?:32|64)", ptx) == []
+    # .rn (round to nearest, stated) also keeps ptxas from contracting them.
+    assert "mul.rn.f32" in ptx and "sub.rn.f64" in ptx
+
+
+def test_nvrtc_search_goes_past_a_library_that_fails_to_load(tmp_path, monkeypatch):
+    broken = tmp_path / "libnvrtc.so.13"
+    broken.write_bytes(b"not a shared library")
+    working = nvrtc.library()._name
+    monkeypatch.setattr(nvrtc, "_candidates", lambda: iter([str(broken), working]))
+    monkeypatch.setattr(nvrtc, "_lib", None)
+    assert nvrtc.library()._name == working
+    monkeypatch.setattr(nvrtc, "_candidates", lambda: iter([str(broken)]))
+    monkeypatch.setattr(nvrtc, "_lib", None)
+    with pytest.raises(OSError, match=r"NVRTC not found .*failed to load .*libnvrtc\.so\.13: "):
+        nvrtc.library()

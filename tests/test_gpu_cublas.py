@@ -12,6 +12,7 @@ import ctypes
 import ctypes.util
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -381,6 +382,40 @@ def test_close_destroys_the_handle_once(fake):
     blas.close()
     blas.close()
     assert [args[0].value for args in fake.named("cublasDestroy_v2")] == [0x1234]
+
+
+class RacingCublas(FakeCublas):
+    """A cuBLAS whose handle creation waits (up to half a second) for a
+    second creation to start: what two threads meeting a fresh Blas at once
+    do when nothing keeps the second out."""
+
+    def __init__(self):
+        super().__init__()
+        self.created = []
+        self.second = threading.Event()
+
+    def cublasCreate_v2(self, handle):
+        self.created.append(handle)
+        if len(self.created) == 1:
+            self.second.wait(0.5)
+        else:
+            self.second.set()
+        handle._obj.value = 0x1000 + len(self.created)
+        return 0
+
+
+def test_threads_sharing_a_blas_make_one_handle_and_call_with_it(monkeypatch):
+    lib = RacingCublas()
+    monkeypatch.setattr(cublas, "_lib", lib)
+    blas = cublas.Blas()
+    calls = plan_matmul((3, 4), (4, 1), (4, 5), (5, 1), (3, 5))
+    threads = [threading.Thread(target=blas.matmul, args=(0, 0, 0, calls, "float32")) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(lib.created) == 1
+    assert [args[0].value for args in lib.named("cublasSgemmStridedBatched")] == [0x1001, 0x1001]
 
 
 def test_failed_status_raises_with_the_status_name(fake):

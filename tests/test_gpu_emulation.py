@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -32,7 +33,25 @@ extern "C" __global__ void ax_test_diverge(float* __restrict__ out)
 @pytest.fixture(scope="module")
 def device():
     runtime = EmulatedRuntime()
-    return runtime, runtime.load(runtime.compile(SOURCE), ["ax_test_fill", "ax_test_diverge"])
+    with runtime.active():   # as the executor calls it
+        yield runtime, runtime.load(runtime.compile(SOURCE), ["ax_test_fill", "ax_test_diverge"])
+
+
+def test_calls_outside_active_fail_as_without_a_current_context():
+    # A CUDA driver fails them (no current context): so must the emulated device.
+    runtime = EmulatedRuntime()
+    with pytest.raises(RuntimeError, match=r"alloc outside the runtime's active\(\) on this thread"):
+        runtime.alloc(16)
+    with runtime.active():
+        allocation = runtime.alloc(16)
+    with pytest.raises(RuntimeError, match="copy_htod outside"):
+        runtime.copy_htod(int(allocation), np.zeros(4, np.float32))
+    errors = []
+    with runtime.active():   # this thread's, not another's
+        worker = threading.Thread(target=lambda: errors.append(pytest.raises(RuntimeError, runtime.synchronize)))
+        worker.start()
+        worker.join()
+    assert "synchronize outside" in str(errors[0].value)
 
 
 def test_memory_round_trips_and_copies_check_bounds(device):

@@ -51,6 +51,20 @@ def test_fused_chains_match_the_cpu(gpu, dtype):
     np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_products_and_sums_round_as_on_the_cpu_where_they_cancel(gpu, dtype):
+    # Every product and sum rounded on its own, as NumPy does. A fused
+    # multiply-add (NVRTC's default) rounds once: where the sum cancels, it
+    # leaves the product's rounding error instead of the CPU's 0 or one ulp.
+    a = np.random.default_rng(3).uniform(1, 2, 1000).astype(dtype)
+    b = np.random.default_rng(4).uniform(1, 2, 1000).astype(dtype)
+    d = np.nextafter(b, dtype(3))
+    z = -(a * b)
+    got, want = both(lambda a, b, d, z: xp.stack([a * b - a * d, a * b + z]), a, b, d, z, gpu=gpu)
+    assert np.count_nonzero(want[1]) == 0   # where a fused a*b + z gives a*b's rounding error
+    np.testing.assert_array_equal(got, want)
+
+
 def _mapped_kernel_libraries():
     """Kernel libraries of the emulated device mapped into this process (0 on a real GPU)."""
     with open("/proc/self/maps") as maps:
@@ -189,12 +203,15 @@ def test_dlpack_export_and_import_share_device_memory(gpu):
 def read_device(runtime, tensor):
     """What a DLPack consumer other than arrayx sees: the elements `tensor`
     (a parsed capsule) describes, read from device memory by its pointer,
-    element strides and dtype alone."""
+    element strides and dtype alone (with the device's context current, as
+    any consumer needs)."""
     itemsize = tensor.dtype.itemsize
     span = 1 + sum((n - 1) * s for n, s in zip(tensor.shape, tensor.strides)) if 0 not in tensor.shape else 0
     raw = np.empty(span * itemsize, np.uint8)
     if span:
-        runtime.copy_dtoh(raw, tensor.ptr)
+        with runtime.active():
+            runtime.copy_dtoh(raw, tensor.ptr)
+            runtime.synchronize()
     return np.lib.stride_tricks.as_strided(raw.view(tensor.dtype.dtype), tensor.shape,
                                            [s * itemsize for s in tensor.strides]).copy()
 
@@ -222,9 +239,10 @@ def test_dlpack_export_describes_device_memory_to_another_consumer(gpu):
 def test_dlpack_import_of_another_producers_device_memory_is_zero_copy(gpu):
     executor = executors.executor_for(gpu)
     values = np.arange(12, dtype=np.float32).reshape(3, 4)
-    allocation = executor.runtime.alloc(values.nbytes)
-    ptr = int(allocation)
-    executor.runtime.copy_htod(ptr, values)
+    with executor.runtime.active():   # the producer's context, current as it writes its memory
+        allocation = executor.runtime.alloc(values.nbytes)
+        ptr = int(allocation)
+        executor.runtime.copy_htod(ptr, values)
     capsule = dlpack.export(ptr, (4, 3), (1, 4), values.dtype, (dlpack.KDL_CUDA, executor.ordinal),
                             allocation, versioned=True)
     producer = ForeignProducer(capsule, (dlpack.KDL_CUDA, executor.ordinal))

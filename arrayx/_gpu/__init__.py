@@ -1,12 +1,14 @@
 """The GPU executor, registered only where it can run.
 
 `register_devices()` registers a `cuda:<n>` device for each CUDA device when
-PyCUDA imports and the driver reports devices; elsewhere it does nothing, so
-`import arrayx` needs no GPU, no driver and no PyCUDA, unless the
-environment variable ARRAYX_GPU_EMULATION=1 asks for an emulated `cuda:0`
-(`emulated_device`, for CI). The code generator (codegen.py, over the C
-expression table of arrayx/renderer) and NVRTC (nvrtc.py) need none of them
-either: CI compiles every kernel family on machines without a GPU.
+PyCUDA imports, the driver reports devices and NVRTC and cuBLAS load;
+elsewhere it does nothing, so arrayx needs no GPU, no driver and no PyCUDA,
+unless the environment variable ARRAYX_GPU_EMULATION=1 asks for an emulated
+`cuda:0` (`emulated_device`, for CI). arrayx runs it when devices are first
+asked for, not at import: it initializes CUDA, which a process forked after
+that cannot use. The code generator (codegen.py, over the C expression
+table of arrayx/renderer) and NVRTC (nvrtc.py) need none of them: CI
+compiles every kernel family on machines without a GPU.
 """
 
 import functools
@@ -41,12 +43,28 @@ def emulated_device():
     return Device("cuda:0"), GPUExecutor(EmulatedRuntime(), 0)
 
 
+def runtime_libraries():
+    """Why the CUDA runtime's libraries (NVRTC, which compiles every kernel,
+    and cuBLAS, which runs matmul) cannot load, or None when they load."""
+    from . import cublas, nvrtc
+    try:
+        nvrtc.library()
+        cublas.library()
+    except OSError as e:
+        return str(e)
+    return None
+
+
 def register_devices(register, record_missing):
     """Call `register(device, executor)` for each CUDA device, or for the
     emulated one when ARRAYX_GPU_EMULATION=1 and there is none; without
     either, `record_missing("cuda", why)`, for the error that names a CUDA
     device."""
     count, why = cuda_devices()
+    if count:
+        missing = runtime_libraries()
+        if missing:
+            count, why = 0, f"PyCUDA found {count} CUDA device(s), but {missing}"
     if not count:
         if os.environ.get("ARRAYX_GPU_EMULATION") == "1":
             register(*emulated_device())

@@ -28,6 +28,7 @@ import ctypes.util
 import glob
 import itertools
 import os
+import threading
 from math import prod
 from typing import NamedTuple
 
@@ -270,7 +271,8 @@ def _declare(lib):
     return lib  # every restype stays ctypes' default, int: cublasStatus_t
 
 
-def _load():
+def library():
+    """The loaded cuBLAS (loaded once); OSError when there is none."""
     global _lib
     if _lib is None:
         _lib = _declare(_open())
@@ -297,9 +299,11 @@ _ROUTINES = {
 class Blas:
     """A cuBLAS handle bound to one CUDA stream (an int CUstream, 0 = default).
 
-    The handle is created on first use and `close()` destroys it. Not for
-    concurrent use from several host threads (matmul may change the handle's
-    math mode): use one Blas per thread.
+    The handle is created on first use and `close()` destroys it. Threads may
+    share a Blas: a lock makes the handle's creation, its math mode and the
+    calls made under that mode one step (cuBLAS allows calls on one handle
+    from several threads, but a mode one thread sets applies to every
+    thread's calls).
     """
 
     allow_tf32 = False  # True: float32 products may use TF32 tensor cores
@@ -308,9 +312,10 @@ class Blas:
         self.stream = stream
         self._handle = None
         self._math_mode = None
+        self._lock = threading.Lock()
 
     def _ready(self):
-        lib = _load()
+        lib = library()
         if self._handle is None:
             handle = ctypes.c_void_p()
             _check("cublasCreate_v2", lib.cublasCreate_v2(ctypes.byref(handle)))
@@ -338,29 +343,33 @@ class Blas:
         if dtype_name not in _ROUTINES:
             raise TypeError(f"matmul: cuBLAS has no GEMM for {dtype_name}")
         name, itemsize, scalar = _ROUTINES[dtype_name]
-        lib = self._ready()
-        alpha, beta = (scalar(1.0, 0.0), scalar()) if dtype_name.startswith("complex") else (scalar(1.0), scalar(0.0))
-        for c in calls:
-            routine = name
-            if max(c.m, c.n, c.k, c.lda, c.ldb, c.ldc, c.batch) > _INT_MAX:
-                routine += "_64"
-                if not hasattr(lib, routine):
-                    raise ValueError(f"matmul: a dimension exceeds 2**31-1 and this cuBLAS has no {routine}")
-            head = (self._handle, c.transa, c.transb, c.m, c.n, c.k, ctypes.byref(alpha))
-            # cuBLAS's A is our b and its B our a (see GemmCall).
-            A = b_ptr + c.a_offset * itemsize
-            B = a_ptr + c.b_offset * itemsize
-            C = out_ptr + c.c_offset * itemsize
-            if dtype_name == "float16":
-                args = head + (A, CUDA_R_16F, c.lda, c.stride_a, B, CUDA_R_16F, c.ldb, c.stride_b, ctypes.byref(beta),
-                               C, CUDA_R_16F, c.ldc, c.stride_c, c.batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)
-            else:
-                args = head + (A, c.lda, c.stride_a, B, c.ldb, c.stride_b, ctypes.byref(beta),
-                               C, c.ldc, c.stride_c, c.batch)
-            _check(routine, getattr(lib, routine)(*args))
+        with self._lock:   # the mode _ready sets is the one these calls run under
+            lib = self._ready()
+            is_complex = dtype_name.startswith("complex")
+            alpha, beta = (scalar(1.0, 0.0), scalar()) if is_complex else (scalar(1.0), scalar(0.0))
+            for c in calls:
+                routine = name
+                if max(c.m, c.n, c.k, c.lda, c.ldb, c.ldc, c.batch) > _INT_MAX:
+                    routine += "_64"
+                    if not hasattr(lib, routine):
+                        raise ValueError(f"matmul: a dimension exceeds 2**31-1 and this cuBLAS has no {routine}")
+                head = (self._handle, c.transa, c.transb, c.m, c.n, c.k, ctypes.byref(alpha))
+                # cuBLAS's A is our b and its B our a (see GemmCall).
+                A = b_ptr + c.a_offset * itemsize
+                B = a_ptr + c.b_offset * itemsize
+                C = out_ptr + c.c_offset * itemsize
+                if dtype_name == "float16":
+                    args = head + (A, CUDA_R_16F, c.lda, c.stride_a, B, CUDA_R_16F, c.ldb, c.stride_b,
+                                   ctypes.byref(beta), C, CUDA_R_16F, c.ldc, c.stride_c, c.batch,
+                                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)
+                else:
+                    args = head + (A, c.lda, c.stride_a, B, c.ldb, c.stride_b, ctypes.byref(beta),
+                                   C, c.ldc, c.stride_c, c.batch)
+                _check(routine, getattr(lib, routine)(*args))
 
     def close(self):
         """Destroy the handle (safe to call twice; a later matmul makes a new one)."""
-        if self._handle is not None:
-            handle, self._handle, self._math_mode = self._handle, None, None
-            _check("cublasDestroy_v2", _lib.cublasDestroy_v2(handle))
+        with self._lock:
+            if self._handle is not None:
+                handle, self._handle, self._math_mode = self._handle, None, None
+                _check("cublasDestroy_v2", _lib.cublasDestroy_v2(handle))

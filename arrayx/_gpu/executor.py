@@ -232,6 +232,10 @@ class GPUExecutor(Executor):
             binary = self.runtime.compile(codegen.module_source([kernel]))
             programs.update(self.runtime.load(binary, names))
             program = programs[name]
+            if len(programs) > PROGRAMS_KEPT:
+                # A module must not be unloaded while launches of its kernels
+                # are queued: wait for them first.
+                self.runtime.synchronize()
             while len(programs) > PROGRAMS_KEPT:
                 programs.popitem(last=False)
         else:

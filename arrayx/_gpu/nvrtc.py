@@ -14,7 +14,11 @@ import hashlib
 import os
 import threading
 
-OPTIONS = ("-std=c++17",)
+# --fmad=false: NVRTC would otherwise contract x * y + z into one fused
+# multiply-add (one rounding instead of two), so results would differ from
+# NumPy's and the CPU executor's, by far more than a rounding where the sum
+# cancels (a * b - c * d, the complex products and quotients of ops.cuh).
+OPTIONS = ("-std=c++17", "--fmad=false")
 _lib = None
 _lock = threading.Lock()
 _cubins = {}
@@ -44,22 +48,26 @@ def library():
     with _lock:
         if _lib is not None:
             return _lib
-        tried = []
+        errors = []
         for path in _candidates():
             if ".alt." in path or "builtins" in path:
                 continue
-            tried.append(path)
-            # libnvrtc dlopens libnvrtc-builtins by soname, which is not on the
-            # loader's path in a pip install: load it first, globally.
-            for builtins in glob.glob(os.path.join(os.path.dirname(path), "libnvrtc-builtins.so.*")):
-                if ".alt." not in builtins:
-                    ctypes.CDLL(builtins, mode=ctypes.RTLD_GLOBAL)
-            lib = ctypes.CDLL(path)
+            try:
+                # libnvrtc dlopens libnvrtc-builtins by soname, which is not on
+                # the loader's path in a pip install: load it first, globally.
+                for builtins in glob.glob(os.path.join(os.path.dirname(path), "libnvrtc-builtins.so.*")):
+                    if ".alt." not in builtins:
+                        ctypes.CDLL(builtins, mode=ctypes.RTLD_GLOBAL)
+                lib = ctypes.CDLL(path)
+            except OSError as e:   # a broken or foreign copy: try the next
+                errors.append(f"{path}: {e}")
+                continue
             _declare(lib)
             _lib = lib
             return lib
         raise OSError("NVRTC not found (looked in the nvidia-cuda-nvrtc wheel, $CUDA_HOME, $CUDA_PATH and "
-                      "/usr/local/cuda); pip install \"arrayx[gpu]\" installs it")
+                      "/usr/local/cuda" + ("; failed to load " + "; ".join(errors) if errors else "")
+                      + '); pip install "arrayx[gpu]" installs it')
 
 
 def _declare(lib):

@@ -20,8 +20,9 @@ from abc import ABC, abstractmethod
 class Runtime(ABC):
     """One CUDA device: memory, kernels, a stream and GEMM."""
 
-    # (major, minor), the number of multiprocessors (launch shapes use it)
-    # and the bytes of device memory.
+    # The device's name, (major, minor), the number of multiprocessors
+    # (launch shapes use it) and the bytes of device memory.
+    name = ""
     compute_capability = (0, 0)
     sm_count = 1
     total_memory = 0

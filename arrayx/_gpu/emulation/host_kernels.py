@@ -2,12 +2,17 @@
 
 A translation unit of generated kernels (codegen.module_source) becomes a
 shared library with one launcher per kernel, `launch_<name>(gx, gy, bx,
-<the kernel's parameters>)`, which runs the kernel over the grid through
-launch.cpp's grid walk (a library of its own, loaded once, globally, so
-that kernel libraries resolve against it). Libraries are cached on disk,
-keyed by a hash of the source, the header, the flags and the compiler's
-version: `$ARRAYX_CACHE_DIR/host`, else `$XDG_CACHE_HOME/arrayx/host`
-(`~/.cache/arrayx/host`), so a second process compiles nothing.
+void** args)`, which runs the kernel over the grid through launch.cpp's grid
+walk (a library of its own, loaded once, globally, so that kernel libraries
+resolve against it). `args` holds the address of each parameter's value, as
+cuLaunchKernel's kernelParams do, and `ax_params_<name>` spells the
+parameters' kinds, one letter each ("p" an address, "i" an int, "l" a long
+long): one calling convention for every kernel, so that a caller without
+per-kernel code (the tests' stand-in CUDA driver) launches them too.
+Libraries are cached on disk, keyed by a hash of the source, the header, the
+flags and the compiler's version: `$ARRAYX_CACHE_DIR/host`, else
+`$XDG_CACHE_HOME/arrayx/host` (`~/.cache/arrayx/host`), so a second process
+compiles nothing.
 """
 
 import _ctypes
@@ -90,12 +95,14 @@ class HostKernels:
         ends = [m.start() for m in matches[1:]] + [len(source)]
         for match, end in zip(matches, ends):
             name, params = match.groups()
-            names = [p.split()[-1].lstrip("*") for p in params.split(", ")]
+            params = tuple(params.split(", "))
+            values = ", ".join(f"*({_ctype_name(p)}*)args[{i}]" for i, p in enumerate(params))
             synchronizes = "__syncthreads" in source[match.start():end]
-            launchers.append(f'extern "C" int launch_{name}(unsigned gx, unsigned gy, unsigned bx, {params}) '
+            launchers.append(f'extern "C" const char ax_params_{name}[] = "{"".join(map(_kind, params))}";\n'
+                             f'extern "C" int launch_{name}(unsigned gx, unsigned gy, unsigned bx, void** args) '
                              f'{{ return ax_launch(gx, gy, bx, {str(synchronizes).lower()}, '
-                             f'[&] {{ {name}({", ".join(names)}); }}); }}')
-            self.params[name] = tuple(params.split(", "))
+                             f'[&] {{ {name}({values}); }}); }}')
+            self.params[name] = params
         self.path = _library('#include "host.h"\n' + source + "\n" + "\n".join(launchers))
 
     def load(self):
@@ -113,23 +120,37 @@ class HostKernel:
     addresses."""
 
     def __init__(self, launcher, params):
-        launcher.argtypes = [ctypes.c_uint] * 3 + [_ctype(p) for p in params]
+        launcher.argtypes = [ctypes.c_uint] * 3 + [ctypes.POINTER(ctypes.c_void_p)]
         launcher.restype = ctypes.c_int
         self.launcher = launcher
-        self.pointers = tuple("*" in p for p in params)
+        self.types = tuple(_CTYPES[_kind(p)] for p in params)
+        self.pointers = tuple(_kind(p) == "p" for p in params)
 
     def __call__(self, grid, block, args):
         """Run the kernel over `grid` (x, y) blocks of `block` threads, on
         `args` (ints: addresses, sizes, strides)."""
-        if self.launcher(grid[0], grid[1], block, *[int(a) for a in args]):
+        values = [t(int(a)) for t, a in zip(self.types, args)]
+        addresses = (ctypes.c_void_p * max(1, len(values)))(*[ctypes.addressof(v) for v in values])
+        if self.launcher(grid[0], grid[1], block, addresses):
             raise RuntimeError("emulated cuda: the threads of a block did not all reach the same __syncthreads()")
 
 
-def _ctype(param):
+_CTYPES = {"p": ctypes.c_void_p, "i": ctypes.c_int, "l": ctypes.c_longlong}
+
+
+def _kind(param):
+    """The kind of a kernel parameter: "p" an address, "i" an int, "l" a long long."""
     if "*" in param:
-        return ctypes.c_void_p
+        return "p"
     if param.startswith("int "):
-        return ctypes.c_int
+        return "i"
     if param.startswith("long long "):
-        return ctypes.c_longlong
+        return "l"
     raise ValueError(f"no host type for kernel parameter {param!r}")
+
+
+def _ctype_name(param):
+    """The C++ type of a kernel parameter, without its name and __restrict__."""
+    *words, name = param.split()
+    stars = "*" * (len(name) - len(name.lstrip("*")))   # "float *out"
+    return " ".join(word for word in words if word != "__restrict__") + stars

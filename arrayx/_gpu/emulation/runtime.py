@@ -17,7 +17,7 @@ import bisect
 import os
 import threading
 import weakref
-from contextlib import nullcontext
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -48,6 +48,7 @@ class HostAllocation:
 class EmulatedRuntime(Runtime):
     """A CUDA device emulated on the host (ARRAYX_GPU_EMULATION=1)."""
 
+    name = "emulated CUDA device (host memory, kernels compiled by g++)"
     compute_capability = (9, 0)
     # Few multiprocessors, so that small tests already get grid-stride loops
     # and reductions split over blocks (their second pass).
@@ -63,11 +64,25 @@ class EmulatedRuntime(Runtime):
         self._lock = threading.Lock()
         # The grid walk and the kernels' statics serve one launch at a time.
         self._launch_lock = threading.Lock()
+        self._active = threading.local()
 
+    @contextmanager
     def active(self):
-        return nullcontext()
+        # Only counted: the device needs no setting up, but a call outside
+        # `active` fails as it would on a CUDA driver (no current context).
+        self._active.depth = getattr(self._active, "depth", 0) + 1
+        try:
+            yield
+        finally:
+            self._active.depth -= 1
+
+    def _check_active(self, call):
+        if not getattr(self._active, "depth", 0):
+            raise RuntimeError(f"emulated cuda: {call} outside the runtime's active() on this thread (a CUDA "
+                               "driver fails it: no current context)")
 
     def alloc(self, nbytes):
+        self._check_active("alloc")
         with self._lock:
             if self.in_use + nbytes > self.total_memory:
                 raise MemoryError(f"out of device memory allocating {nbytes} bytes (emulated: "
@@ -100,13 +115,7 @@ class EmulatedRuntime(Runtime):
         `ptr`; IndexError when some of it lies outside the allocation `ptr`
         is in."""
         allocation = self._allocation_at(ptr)
-        start = int(allocation)
-        try:
-            return np.ndarray(shape, dtype, buffer=allocation.memory, offset=ptr - start, strides=strides)
-        except (TypeError, ValueError):
-            raise IndexError(f"emulated cuda: {shape} {np.dtype(dtype).name} with byte strides {strides} at "
-                             f"{ptr:#x} leaves the allocation of {allocation.memory.size} bytes "
-                             f"at {start:#x}") from None
+        return array_in(allocation.memory, int(allocation), ptr, shape, dtype, strides)
 
     def _allocation_at(self, ptr):
         with self._lock:
@@ -120,48 +129,73 @@ class EmulatedRuntime(Runtime):
         return self.view(ptr, (nbytes,), np.uint8, (1,))
 
     def copy_htod(self, ptr, host):
+        self._check_active("copy_htod")
         self._bytes(ptr, host.nbytes)[...] = host.reshape(-1).view(np.uint8)
 
     def copy_dtoh(self, host, ptr):
+        self._check_active("copy_dtoh")
         host.reshape(-1).view(np.uint8)[...] = self._bytes(ptr, host.nbytes)
 
     def copy_dtod(self, dst, src, nbytes):
+        self._check_active("copy_dtod")
         self._bytes(dst, nbytes)[...] = self._bytes(src, nbytes)
 
     def memset(self, ptr, byte, nbytes):
+        self._check_active("memset")
         self._bytes(ptr, nbytes)[...] = byte
 
     def synchronize(self):
-        pass   # work runs when it is queued
+        self._check_active("synchronize")   # work ran when it was queued
 
     def compile(self, source):
         return HostKernels(source)
 
     def load(self, binary, names):
+        self._check_active("load")
         kernels = binary.load()
         return {name: _EmulatedProgram(self, kernels[name]) for name in names}
 
     def matmul(self, a_ptr, b_ptr, out_ptr, calls, dtype_name):
-        dtype = np.dtype(dtype_name)
-        size = dtype.itemsize
-        # cuBLAS computes float16 products in float32 (CUBLAS_COMPUTE_32F), rounding once.
-        compute = np.float32 if dtype == np.float16 else dtype
-        for c in calls:
-            _check_gemm(c)
-            # cuBLAS's A is our b and its B our a (cublas.GemmCall).
-            A = self._operand(b_ptr + c.a_offset * size, c.transa, c.m, c.k, c.lda, c.stride_a, c.batch, dtype)
-            B = self._operand(a_ptr + c.b_offset * size, c.transb, c.k, c.n, c.ldb, c.stride_b, c.batch, dtype)
-            C = self.view(out_ptr + c.c_offset * size, (c.batch, c.m, c.n), dtype,
-                          (c.stride_c * size, size, c.ldc * size))
-            C[...] = np.matmul(A.astype(compute), B.astype(compute))
+        self._check_active("matmul")
+        gemm(self.view, a_ptr, b_ptr, out_ptr, calls, dtype_name)
 
-    def _operand(self, ptr, op, rows, cols, ld, stride, batch, dtype):
-        """op(X), rows x cols, for each of `batch` matrices, as cuBLAS reads
-        it: column-major X itself (op N: element (i, l) at i + l * ld), or
-        the transpose of column-major X (op T: at l + i * ld)."""
-        size = dtype.itemsize
-        strides = (stride, 1, ld) if op == CUBLAS_OP_N else (stride, ld, 1)
-        return self.view(ptr, (batch, rows, cols), dtype, tuple(s * size for s in strides))
+
+def array_in(memory, start, ptr, shape, dtype, strides):
+    """A NumPy array (byte `strides`) at address `ptr` of the bytes `memory`
+    (a NumPy byte array at address `start`); IndexError when some of it lies
+    outside them."""
+    try:
+        return np.ndarray(shape, dtype, buffer=memory, offset=ptr - start, strides=strides)
+    except (TypeError, ValueError):
+        raise IndexError(f"emulated cuda: {shape} {np.dtype(dtype).name} with byte strides {strides} at "
+                         f"{ptr:#x} leaves the allocation of {memory.size} bytes at {start:#x}") from None
+
+
+def gemm(view, a_ptr, b_ptr, out_ptr, calls, dtype_name):
+    """cuBLAS's strided-batched GEMM calls (cublas.GemmCall) with NumPy:
+    out = a @ b over the memory `view(ptr, shape, dtype, byte strides)`
+    returns as NumPy arrays. The emulated device runs matmul with it, and
+    the tests' stand-in cuBLAS its GEMM calls."""
+    dtype = np.dtype(dtype_name)
+    size = dtype.itemsize
+    # cuBLAS computes float16 products in float32 (CUBLAS_COMPUTE_32F), rounding once.
+    compute = np.float32 if dtype == np.float16 else dtype
+    for c in calls:
+        _check_gemm(c)
+        # cuBLAS's A is our b and its B our a (cublas.GemmCall).
+        A = _operand(view, b_ptr + c.a_offset * size, c.transa, c.m, c.k, c.lda, c.stride_a, c.batch, dtype)
+        B = _operand(view, a_ptr + c.b_offset * size, c.transb, c.k, c.n, c.ldb, c.stride_b, c.batch, dtype)
+        C = view(out_ptr + c.c_offset * size, (c.batch, c.m, c.n), dtype, (c.stride_c * size, size, c.ldc * size))
+        C[...] = np.matmul(A.astype(compute), B.astype(compute))
+
+
+def _operand(view, ptr, op, rows, cols, ld, stride, batch, dtype):
+    """op(X), rows x cols, for each of `batch` matrices, as cuBLAS reads
+    it: column-major X itself (op N: element (i, l) at i + l * ld), or
+    the transpose of column-major X (op T: at l + i * ld)."""
+    size = dtype.itemsize
+    strides = (stride, 1, ld) if op == CUBLAS_OP_N else (stride, ld, 1)
+    return view(ptr, (batch, rows, cols), dtype, tuple(s * size for s in strides))
 
 
 class _EmulatedProgram:
@@ -172,6 +206,7 @@ class _EmulatedProgram:
         self.kernel = kernel
 
     def __call__(self, args, grid, block):
+        self.runtime._check_active("a launch")
         if not (1 <= block[0] <= MAX_BLOCK and tuple(block[1:]) == (1, 1)
                 and all(1 <= g <= most for g, most in zip(grid, MAX_GRID))):
             raise RuntimeError(f"emulated cuda: invalid launch configuration grid={grid} block={block}")
