@@ -6,13 +6,15 @@
 - `explain(*arrays)`: the plan the next force would run;
 - `fused_groups(*arrays)`: its fused groups;
 - `describe`, `dot`, `svg`: the views of a graph behind `xp.graph`;
-- `unfused()`, `free_held_memory()`: references and memory measurements.
+- `unfused()`, `free_held_memory()`: references and memory measurements;
+- `eager()`: every operation computed at its call (`xp.set_eager`).
 """
 
 from contextlib import contextmanager
 
 from .. import executors
 from ..counters import counters, reset  # noqa: F401  (the debugging tools users reach for)
+from ..namespace.build import eager_mode, set_eager
 from ..scheduler import fuse, schedule
 from .explain import explain  # noqa: F401
 from .graph_view import FORMATS, describe, dot, svg  # noqa: F401  (xp.graph's views)
@@ -20,7 +22,7 @@ from .log import level_from_environment, set_log_level
 from .profile import Profile, profile  # noqa: F401
 
 __all__ = ["counters", "reset", "profile", "Profile", "set_log_level", "explain", "fused_groups", "describe", "dot",
-           "svg", "free_held_memory", "unfused"]
+           "svg", "free_held_memory", "unfused", "eager"]
 
 
 def fused_groups(*arrays):
@@ -48,6 +50,20 @@ def unfused():
     finally:
         fuse.ENABLED = True
         schedule.clear_plan_cache()
+
+
+@contextmanager
+def eager():
+    """Within this scope each operation is computed at its call, as after
+    `xp.set_eager(True)`: an error that depends on values is raised by its
+    line, and a debugger sees values. The mode before the scope comes back
+    after it."""
+    before = eager_mode()
+    set_eager(True)
+    try:
+        yield
+    finally:
+        set_eager(before)
 
 
 set_log_level(level_from_environment())

@@ -68,11 +68,10 @@ def raised_again(error):
     and a note saying that nothing ran again."""
     try:
         new = type(error)(*error.args)
-    except TypeError:
-        new = error
-    else:
-        for note in getattr(error, "__notes__", ()):
-            new.add_note(note)
+    except TypeError:   # an error type with other required arguments: raised as it is
+        return error
+    for note in getattr(error, "__notes__", ()):
+        new.add_note(note)
     new.add_note("Its computation failed at an earlier force point; arrayx keeps that error and does not "
                  "compute the value again.")
     return new

@@ -19,6 +19,8 @@ from ..device import CPU
 from ..dtypes import FROM_NUMPY
 from ..graph.node import trace
 from ..namespace.array_object import Array
+from ..namespace.build import eager_mode
+from ..namespace.creation import asarray
 from ..scheduler.schedule import UnboundError
 from .graph import placeholder
 from .transformer import Transformer
@@ -86,16 +88,14 @@ def jit(fn, *, static_argnums=()):
             signature.append((treedef, tuple(shapes)))
             arrays += leaves
         signature = tuple(signature)
+        if eager_mode():   # xp.set_eager(True): fn runs as plain Python, as under jax.disable_jit()
+            return _call_eagerly(fn, args, static, _device(name, arrays))
         try:
             entry = compiled.get(signature)
         except TypeError:
             raise TypeError(f"jit({name}): static arguments must be hashable") from None
         if entry is None:
-            devices = list(dict.fromkeys(a.device for a in arrays if isinstance(a, Array)))
-            if len(devices) > 1:
-                raise ValueError(f"jit({name}): the array arguments are on devices {devices}; move them to "
-                                 f"one device (NumPy arguments go to that device)")
-            device = devices[0] if devices else CPU
+            device = _device(name, arrays)
             transformer = transformers.get(device)
             if transformer is None:
                 transformer = transformers[device] = Transformer(device)
@@ -103,6 +103,29 @@ def jit(fn, *, static_argnums=()):
         computation, out_def = entry
         return out_def.unflatten(computation(*arrays))
     return run
+
+
+def _device(name, arrays):
+    """The device a call with these array arguments (arrayx and NumPy
+    arrays) runs on: that of the arrayx ones, the CPU if there are none."""
+    devices = list(dict.fromkeys(a.device for a in arrays if isinstance(a, Array)))
+    if len(devices) > 1:
+        raise ValueError(f"jit({name}): the array arguments are on devices {devices}; move them to "
+                         f"one device (NumPy arguments go to that device)")
+    return devices[0] if devices else CPU
+
+
+def _call_eagerly(fn, args, static, device):
+    """fn(*args) as plain Python (eager mode), its NumPy array arguments
+    first made arrays on `device`, as a compiled call binds them."""
+    given = []
+    for i, a in enumerate(args):
+        if i not in static:
+            leaves, treedef = pytree.flatten(a)
+            a = treedef.unflatten([asarray(leaf, device=device) if isinstance(leaf, np.ndarray) else leaf
+                                   for leaf in leaves])
+        given.append(a)
+    return fn(*given)
 
 
 def _trace(fn, name, args, static, transformer):
