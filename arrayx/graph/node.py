@@ -170,10 +170,10 @@ class Node:
             self.attrs = ()
 
     def fail_with(self, error, failed_op):
-        """Hold `error`, which computing this node raised, instead of a
-        value: a leaf of `failed_op` whose history is freed, so a later
-        force point that needs it raises the error again without running
-        anything (see scheduler.schedule)."""
+        """Hold `error` (a copy of what computing this node raised, without
+        a traceback) instead of a value: a leaf of `failed_op` whose history
+        is freed, so a later force point that needs it raises the error
+        again without running anything (see scheduler.schedule)."""
         self.op = failed_op
         self.inputs = ()
         self.attrs = (error,)

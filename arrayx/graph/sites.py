@@ -62,16 +62,26 @@ def located(error, site):
     return new
 
 
-def raised_again(error):
-    """A new error like `error` (one `located` made, kept by a failed node)
-    for a later force point that needs the node: the same message and notes,
-    and a note saying that nothing ran again."""
+def unraised_copy(error):
+    """A copy of `error` (one `located` made) that a failed node can hold:
+    the same type, message and notes, never raised, so no traceback keeps
+    the frames of the force point (and the buffers they held) alive.
+    `error` itself when its type takes no message alone."""
     try:
-        new = type(error)(*error.args)
-    except TypeError:   # an error type with other required arguments: raised as it is
+        copy = type(error)(*error.args)
+    except TypeError:
         return error
     for note in getattr(error, "__notes__", ()):
-        new.add_note(note)
-    new.add_note("Its computation failed at an earlier force point; arrayx keeps that error and does not "
-                 "compute the value again.")
-    return new
+        copy.add_note(note)
+    return copy
+
+
+def raised_again(error):
+    """The error a later force point that needs a failed node raises: a
+    copy of the one it holds (`unraised_copy`), with a note saying that
+    nothing ran again."""
+    again = unraised_copy(error)
+    if again is not error:
+        again.add_note("Its computation failed at an earlier force point; arrayx keeps that error and does not "
+                       "compute the value again.")
+    return again

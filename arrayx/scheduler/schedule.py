@@ -41,7 +41,7 @@ from ..graph.node import Node, output_types, recording, retaining, scope, toposo
 from ..dtypes import FLOATS_STORED_DIRECTLY, stored_directly
 from ..graph.primitives import (BOUND, EVALUATED, FAILED, FAILED_OP, FUSED_OP, MOVEMENT, PRIMITIVES, STATE, UPDATE,
                                 element_index)
-from ..graph.sites import located, raised_again
+from ..graph.sites import located, raised_again, unraised_copy
 from ..references import HELD_ONCE, extra_references
 from .collect import (ANY_EXTENT_PRIMITIVES, EXTENT_ATTRIBUTES, collect, extent_free_key, realized_by_views,
                       take_views)
@@ -429,7 +429,7 @@ def realize(nodes):
             k, error = failed
             if failing[k] is not None:
                 # Later forces that need it raise the error again rather than run it again.
-                failing[k].fail_with(error, FAILED_OP)
+                failing[k].fail_with(unraised_copy(error), FAILED_OP)
             raise error from None
         counters["realizations"] += 1
         if observed:
