@@ -18,6 +18,7 @@ from .dtypes import (bool, complex64, complex128, float16, float32, float64, int
                      uint8, uint16, uint32, uint64)
 from .device import CPU as _CPU, Device
 from .namespace.array_object import Array, set_lazy_repr
+from .namespace.build import set_eager
 from .namespace.creation import (arange, asarray, empty, empty_like, eye, from_dlpack, full, full_like,
                                  linspace, meshgrid, ones, ones_like, tril, triu, zeros, zeros_like)
 from .namespace.data_types import astype, can_cast, finfo, iinfo, isdtype, result_type
@@ -211,5 +212,5 @@ __all__ = [
     "unstack", "var", "vecdot", "where", "zeros", "zeros_like", "__array_api_version__",
     "__array_namespace_info__", "__version__",
     "Array", "float16", "eval", "graph", "jit", "set_default_device", "set_num_threads", "get_num_threads",
-    "set_lazy_repr", "debug", "dask",
+    "set_lazy_repr", "set_eager", "debug", "dask",
 ]

@@ -22,6 +22,7 @@ from arrayx._gpu import emulated_device
 from arrayx._gpu.emulation import host_kernels
 from arrayx.device import CPU
 from arrayx import debug as xp_debug
+from arrayx.namespace.build import eager_mode, set_eager
 from hypothesis import HealthCheck, settings
 
 if os.environ.get(standin_driver.ENV):
@@ -69,6 +70,34 @@ def cpu_as_default_device():
     executors.set_default_device(CPU)
     yield CPU
     executors.set_default_device(before)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "lazy_only: a test of when lazy mode computes (unevaluated nodes, counters, "
+                                       "errors at force points): runs in lazy mode only (see lazy_and_eager)")
+
+
+def pytest_generate_tests(metafunc):
+    # A module using lazy_and_eager runs each test in both modes; a test of
+    # laziness itself (marked lazy_only) runs in lazy mode only.
+    if "lazy_and_eager" in metafunc.fixturenames:
+        modes = ["lazy"] if metafunc.definition.get_closest_marker("lazy_only") else ["lazy", "eager"]
+        metafunc.parametrize("lazy_and_eager", modes, indirect=True, scope="module")
+
+
+@pytest.fixture(scope="module")
+def lazy_and_eager(request):
+    """Each test of a module of differential tests (arrayx against NumPy)
+    runs twice: with operations recorded and computed at force points, as
+    usual, and in eager mode (`xp.set_eager(True)`: each operation computed
+    at its call), whose results must be the same. A module says
+    `pytestmark = pytest.mark.usefixtures("lazy_and_eager")`; pytest runs its
+    tests in one mode, then in the other. Tests marked `lazy_only` check
+    laziness itself and run in lazy mode only."""
+    before = eager_mode()
+    set_eager(request.param == "eager")
+    yield request.param
+    set_eager(before)
 
 
 @pytest.fixture

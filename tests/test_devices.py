@@ -19,6 +19,8 @@ import arrayx as xp
 from arrayx.autodiff import grad, stop_gradient, value_and_grad
 from test_primitives import EXECUTABLE
 
+pytestmark = pytest.mark.usefixtures("lazy_and_eager")   # results alike in eager mode
+
 # 128 float64 values a chunk: the inputs below span several chunks per axis.
 DASK_CHUNK_SIZE = "1KiB"
 
@@ -600,6 +602,7 @@ def test_the_dask_column_crosses_chunk_boundaries():
 NOT_COVERED = {}
 
 
+@pytest.mark.lazy_only
 def test_the_table_runs_every_executable_primitive():
     ran = set()
     with xp.debug.profile() as profile:

@@ -12,6 +12,8 @@ import arrayx as xp
 from oracle import DTYPE_NAMES, assert_same
 from arrayx import debug
 
+pytestmark = pytest.mark.usefixtures("lazy_and_eager")   # results alike in eager mode
+
 INDEX_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 
 
@@ -248,6 +250,7 @@ def counters():
     return debug.counters
 
 
+@pytest.mark.lazy_only
 def test_integer_array_indexing_is_lazy(counters):
     x = xp.exp(xp.asarray(np.arange(12.0).reshape(3, 4)))
     i = xp.asarray([3, 0]) - 1        # lazy indices: getitem keeps them lazy
@@ -263,6 +266,7 @@ def test_integer_array_indexing_is_lazy(counters):
     assert_same(x, a)
 
 
+@pytest.mark.lazy_only
 def test_assigning_a_scalar_through_a_mask_is_lazy(counters):
     # The value does not depend on how many elements the mask selects: a `where`.
     x = xp.asarray(np.arange(-6.0, 6.0).reshape(3, 4))
@@ -277,6 +281,7 @@ def test_assigning_a_scalar_through_a_mask_is_lazy(counters):
     assert_same(x, a)
 
 
+@pytest.mark.lazy_only
 def test_a_mask_is_a_force_point_that_computes_the_array_once(counters):
     a = np.linspace(-1, 1, 7)
     x = xp.sin(xp.asarray(a))
@@ -287,6 +292,7 @@ def test_a_mask_is_a_force_point_that_computes_the_array_once(counters):
     assert counters["steps_run"] == steps + 1    # the gather only: sin is not recomputed
 
 
+@pytest.mark.lazy_only
 def test_out_of_bounds_integer_arrays_in_getitem_raise_at_evaluation():
     x = xp.ones((3, 2))
     y = x[xp.asarray([0, 3])]       # nothing checked yet: the indices are data
@@ -315,6 +321,7 @@ def test_out_of_bounds_setitem_raises_at_the_call_and_leaves_x_as_numpy_does(laz
     assert_same(x, expected)
 
 
+@pytest.mark.lazy_only
 def test_setitem_evaluates_a_lazy_index_array_but_not_the_array(counters):
     a = np.arange(12.0).reshape(3, 4)
     x = xp.exp(xp.asarray(a))
@@ -406,6 +413,7 @@ def test_take_along_axis_matches_numpy(a, data):
     assert_same(out, np.take_along_axis(a, indices, axis=axis))
 
 
+@pytest.mark.lazy_only
 def test_take_and_take_along_axis_are_lazy(counters):
     x = xp.asarray(np.arange(6).reshape(2, 3)) * 2
     y = xp.take(x, xp.asarray([2, 0]), axis=1)
@@ -439,6 +447,7 @@ def test_take_errors_name_the_function(call, error, name):
         call()
 
 
+@pytest.mark.lazy_only
 def test_take_out_of_bounds_raises_at_evaluation():
     y = xp.take(xp.ones(3), xp.asarray([3]))
     with pytest.raises(IndexError, match="^take: "):

@@ -29,6 +29,8 @@ from hypothesis import given, strategies as st
 import arrayx as xp
 from arrayx import debug
 
+pytestmark = pytest.mark.usefixtures("lazy_and_eager")   # results alike in eager mode
+
 L = xp.linalg
 
 FLOAT_NAMES = ["float32", "float64"]
@@ -302,6 +304,7 @@ def test_result_named_tuples():
         assert all(res[i] is getattr(res, f) for i, f in enumerate(fields))
 
 
+@pytest.mark.lazy_only
 def test_fields_of_one_decomposition_share_one_step():
     a = xp.asarray(np.random.default_rng(1).standard_normal((4, 3)))
     debug.reset()
@@ -716,6 +719,7 @@ def test_matrix_power(seed, name, batch, n, power):
     close(out, ref, tol(name, n, cond=3.0 ** (power < 0), scale=steps * 2.0 ** abs(power)))
 
 
+@pytest.mark.lazy_only
 def test_matrix_power_zero_is_identity_and_large_powers_stay_small_graphs():
     nan = xp.full((2, 3, 3), xp.nan)
     np.testing.assert_array_equal(np.asarray(L.matrix_power(nan, 0)), np.broadcast_to(np.eye(3), (2, 3, 3)))
@@ -730,6 +734,7 @@ def test_matrix_power_zero_is_identity_and_large_powers_stay_small_graphs():
 
 # --- laziness and errors ---------------------------------------------------
 
+@pytest.mark.lazy_only
 def test_singular_input_is_an_error_only_when_computed():
     out = L.inv(xp.zeros((2, 2)))          # recorded, not computed: no error yet
     with pytest.raises(np.linalg.LinAlgError):
@@ -805,6 +810,7 @@ ERRORS = [
 ]
 
 
+@pytest.mark.lazy_only
 @pytest.mark.parametrize("call, error, message", ERRORS, ids=[m.split(":")[0] + f"-{i}" for i, (_, _, m) in
                                                               enumerate(ERRORS)])
 def test_errors_name_the_function(call, error, message):

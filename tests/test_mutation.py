@@ -16,6 +16,8 @@ from hypothesis.extra import numpy as hnp
 
 import arrayx as xp
 
+pytestmark = pytest.mark.usefixtures("lazy_and_eager")   # results alike in eager mode
+
 SHAPE = (3, 4)
 # Small integer values keep float64 arithmetic exact, so the comparison is exact.
 VALUES = st.integers(-5, 5)

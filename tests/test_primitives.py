@@ -14,14 +14,14 @@ from arrayx._gpu.executor import GPUExecutor
 from arrayx.renderer.cstyle import EXPRESSIONS, HALF_EXPRESSIONS
 from arrayx.autodiff.registry import NON_DIFFERENTIABLE, VJP
 from arrayx.graph.apply import apply, apply_multi
-from arrayx.graph.primitives import (BLOCK_REDUCE_OPS, BOUND, FUSED, LEAF, PRIMITIVES, SELECT, STATE,
+from arrayx.graph.primitives import (BLOCK_REDUCE_OPS, BOUND, FAILED, FUSED, LEAF, PRIMITIVES, SELECT, STATE,
                                      reduced_shape)
 
 P = PRIMITIVES
-# Realized data, values bound by a computation, state and fused groups are
-# not run as primitives of their own.
+# Realized data, values bound by a computation, state, fused groups and
+# failed computations are not run as primitives of their own.
 NOT_EXECUTED = frozenset(name for name, prim in P.items()
-                         if prim.kind in (BOUND, STATE, FUSED) or name in ("buffer", "evaluated"))
+                         if prim.kind in (BOUND, STATE, FUSED, FAILED) or name in ("buffer", "evaluated"))
 EXECUTABLE = sorted(frozenset(P) - NOT_EXECUTED)
 
 # Primitives over floating inputs that have no VJP yet: differentiating

@@ -22,7 +22,7 @@ DOCUMENTED_MODULES = ["arrayx", "arrayx.linalg", "arrayx.fft", "arrayx.autodiff"
                       "arrayx.pytree"]
 # arrayx's own names beside the standard's in `from arrayx import *`.
 ARRAYX_NAMES = {"Array", "float16", "eval", "graph", "jit", "set_default_device", "set_num_threads",
-                "get_num_threads", "set_lazy_repr", "debug", "dask"}
+                "get_num_threads", "set_lazy_repr", "set_eager", "debug", "dask"}
 
 
 @pytest.mark.parametrize("name", PUBLIC_MODULES)
@@ -135,7 +135,7 @@ def test_the_package_ships_its_type_hints():
 
 
 @pytest.mark.parametrize("name", ["eval", "graph", "jit", "set_default_device", "set_num_threads",
-                                  "get_num_threads", "set_lazy_repr"])
+                                  "get_num_threads", "set_lazy_repr", "set_eager"])
 def test_arrayx_own_functions_document_their_parameters(name):
     fn = getattr(xp, name)
     doc = inspect.getdoc(fn)

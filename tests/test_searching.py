@@ -13,6 +13,8 @@ import arrayx as xp
 from oracle import DTYPE_NAMES, INT_NAMES, REAL_NAMES, pooled_elements
 from arrayx import debug
 
+pytestmark = pytest.mark.usefixtures("lazy_and_eager")   # results alike in eager mode
+
 
 @st.composite
 def arrays(draw, names, min_dims=0, max_dims=3, min_side=0, max_side=4):
@@ -249,6 +251,7 @@ def test_searchsorted_promotes_mixed_dtypes():
     assert_index_result(xp.searchsorted(f, xp.asarray([1, 2, 3]), side="right"), [1, 2, 3])
 
 
+@pytest.mark.lazy_only
 def test_searchsorted_with_sorter_is_lazy_and_gathers_x1():
     x1 = xp.asarray([3.0, 1.0, 2.0])
     debug.reset()

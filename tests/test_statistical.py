@@ -12,6 +12,8 @@ from hypothesis.extra import numpy as hnp
 import arrayx as xp
 from oracle import REAL_NAMES
 
+pytestmark = pytest.mark.usefixtures("lazy_and_eager")   # results alike in eager mode
+
 FLOAT_NAMES = ["float32", "float64"]
 SUM_NAMES = ["bool"] + REAL_NAMES + ["complex64", "complex128"]
 

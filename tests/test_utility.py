@@ -9,6 +9,8 @@ from hypothesis.extra import numpy as hnp
 import arrayx as xp
 from oracle import DTYPE_NAMES, assert_same
 
+pytestmark = pytest.mark.usefixtures("lazy_and_eager")   # results alike in eager mode
+
 
 def arrays(min_dims=0):
     """NumPy arrays of any dtype, NaN included (NaN is truthy)."""

@@ -9,6 +9,7 @@
 - `unfused()`, `free_held_memory()`: references and memory measurements;
 - `cpu_kernels(path)`: run the CPU's fused groups natively or on NumPy;
   `wait_for_kernels()` and `kernel_counts()`: the native kernels' compiles.
+- `eager()`: every operation computed at its call (`xp.set_eager`).
 """
 
 from contextlib import contextmanager
@@ -17,6 +18,7 @@ from .. import executors
 from .._cpu import native
 from .._cpu.native import compiler as native_compiler
 from ..counters import counters, reset  # noqa: F401  (the debugging tools users reach for)
+from ..namespace.build import eager_mode, set_eager
 from ..scheduler import fuse, schedule
 from .explain import explain  # noqa: F401
 from .graph_view import FORMATS, describe, dot, svg  # noqa: F401  (xp.graph's views)
@@ -24,8 +26,7 @@ from .log import level_from_environment, set_log_level
 from .profile import Profile, profile  # noqa: F401
 
 __all__ = ["counters", "reset", "profile", "Profile", "set_log_level", "explain", "fused_groups", "describe", "dot",
-           "svg", "free_held_memory", "unfused", "cpu_kernels",
-           "wait_for_kernels", "kernel_counts"]
+           "svg", "free_held_memory", "unfused", "cpu_kernels", "wait_for_kernels", "kernel_counts", "eager"]
 
 
 def fused_groups(*arrays):
@@ -82,6 +83,20 @@ def kernel_counts():
     """The CPU's native kernels this process compiled, found in the disk
     cache, and the seconds its compiles took."""
     return dict(native_compiler.counts)
+
+
+@contextmanager
+def eager():
+    """Within this scope each operation is computed at its call, as after
+    `xp.set_eager(True)`: an error that depends on values is raised by its
+    line, and a debugger sees values. The mode before the scope comes back
+    after it."""
+    before = eager_mode()
+    set_eager(True)
+    try:
+        yield
+    finally:
+        set_eager(before)
 
 
 set_log_level(level_from_environment())

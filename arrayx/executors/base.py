@@ -56,6 +56,21 @@ class Step:
         return f"Step({self.op.name}, args={self.args}, out={self.out})"
 
 
+def naming_step(kernel, step):
+    """`kernel`, which runs `step` of a primitive that may fail on values
+    (Primitive.may_fail): an error it raises on them (a ValueError such as
+    LinAlgError, an IndexError) gets `failed_step = step`, from which the
+    scheduler finds the node and the call site that recorded it. Other
+    kernels are not wrapped and pay nothing."""
+    def run(*args):
+        try:
+            return kernel(*args)
+        except (ValueError, LookupError) as error:
+            error.failed_step = step
+            raise
+    return run
+
+
 class Executor(ABC):
     """What every executor provides."""
 
@@ -249,9 +264,13 @@ class Executor(ABC):
         i, so their memory can be freed while the program runs. With
         `observe`, each kernel runs as `observe(step, kernel, in_place)`
         returns it (arrayx.debug's profiler times it; `in_place` says whether
-        the kernel writes into a dying argument).
+        the kernel writes into a dying argument). The kernel of a primitive
+        that may fail on values names its step in the errors it raises on
+        them (`naming_step`).
         """
-        kernels = self.kernels(steps, drops)
+        kernels = [(fn, into, in_place) if not step.op.may_fail
+                   else (naming_step(fn, step), into, in_place and naming_step(in_place, step))
+                   for step, (fn, into, in_place) in zip(steps, self.kernels(steps, drops))]
         if observe is not None:
             kernels = [(observe(step, fn, into is not None), into,
                         in_place if in_place is None else observe(step, in_place, True))

@@ -10,6 +10,7 @@ import sys
 
 from .node import Node
 from .primitives import PRIMITIVES, REDUCE
+from .sites import call_site
 
 _SELECT = PRIMITIVES["select"]
 # Primitives whose result has at most as many elements as their first input
@@ -24,7 +25,9 @@ def apply(prim, inputs, attrs=(), name=None):
 
     Raises a TypeError naming `name` (the primitive's name by default) and the
     operand when an input's dtype is outside the primitive's category, and a
-    ValueError when the result is too large to address.
+    ValueError when the result is too large to address. A node of a
+    primitive that may fail on values keeps the user's call site
+    (graph.sites); the others pay nothing for it.
     """
     result = prim.result
     if result is not None:
@@ -51,7 +54,10 @@ def apply(prim, inputs, attrs=(), name=None):
     # Broadcasting, contraction, concat... may outgrow the inputs.
     if shape != inputs[0].shape and prim not in _NEVER_GROW:
         check_size(shape, dtype, name or prim.name)
-    return Node(prim, inputs, attrs, shape, dtype, inputs[0].device)
+    node = Node(prim, inputs, attrs, shape, dtype, inputs[0].device)
+    if prim.may_fail:
+        node.site = call_site()
+    return node
 
 
 def apply_multi(prim, inputs, attrs=(), name=None):
@@ -63,6 +69,8 @@ def apply_multi(prim, inputs, attrs=(), name=None):
     for shape, dtype in outputs:
         check_size(shape, dtype, name or prim.name)
     node = Node(prim, inputs, attrs, tuple(s for s, _ in outputs), tuple(d for _, d in outputs), inputs[0].device)
+    if prim.may_fail:
+        node.site = call_site()
     return tuple(Node(_SELECT, (node,), (i,), shape, dtype, node.device) for i, (shape, dtype) in enumerate(outputs))
 
 

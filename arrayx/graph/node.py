@@ -121,10 +121,15 @@ class Node:
     a weak reference to its node (no reference a scheduler's count sees),
     `part` None or the index or field of a tuple result. Only the graph
     views read it; it goes when the node is realized.
+
+    `site` is set only on a node whose primitive may fail on values
+    (Primitive.may_fail): the user's call that recorded it (graph.sites),
+    which the error of its force point names. Other nodes never set it, so
+    building them costs nothing more.
     """
 
     __slots__ = ("op", "inputs", "attrs", "shape", "dtype", "device", "buffer", "depth", "computed",
-                 "layout", "mark", "index", "origin", "__weakref__")
+                 "layout", "mark", "index", "origin", "site", "__weakref__")
 
     def __init__(self, op, inputs, attrs, shape, dtype, device, buffer=None):
         self.op = op
@@ -163,6 +168,17 @@ class Node:
             self.op = buffer_op
             self.inputs = ()
             self.attrs = ()
+
+    def fail_with(self, error, failed_op):
+        """Hold `error` (a copy of what computing this node raised, without
+        a traceback) instead of a value: a leaf of `failed_op` whose history
+        is freed, so a later force point that needs it raises the error
+        again without running anything (see scheduler.schedule)."""
+        self.op = failed_op
+        self.inputs = ()
+        self.attrs = (error,)
+        self.depth = 0
+        self.origin = None
 
     def __repr__(self):
         return f"Node({self.op.name}, shape={self.shape}, dtype={self.dtype})"

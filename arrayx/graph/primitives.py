@@ -46,13 +46,18 @@ class Primitive:
     reads it, and so does `graph.apply.apply`'s fast path for operands of the
     result's shape, which skips the rule call. `monoid`, for the reductions
     that fold with a binary elementwise primitive (see Monoid); None else.
-    `attr_names` names the static attributes, in order."""
+    `attr_names` names the static attributes, in order. `may_fail`: whether
+    its kernels raise on some values of its inputs (a singular matrix, an
+    index out of bounds, a factorization that does not converge), with a
+    ValueError or IndexError, at the force point that computes it: its nodes
+    keep the user's call site (graph.apply), which that error names."""
 
-    __slots__ = ("name", "kind", "category", "accepts", "rule", "result", "monoid", "attr_names")
+    __slots__ = ("name", "kind", "category", "accepts", "rule", "result", "monoid", "attr_names", "may_fail")
 
-    def __init__(self, name, kind, accepts, rule, result=None, monoid=None, attr_names=()):
+    def __init__(self, name, kind, accepts, rule, result=None, monoid=None, attr_names=(), may_fail=False):
         self.name = name
         self.attr_names = attr_names
+        self.may_fail = may_fail
         self.kind = kind
         self.category = accepts
         self.accepts = dt.CATEGORIES[accepts] if accepts else None
@@ -325,8 +330,8 @@ def _fft(result, half_last=False):
 
 LEAF, ELEMENTWISE, REDUCE, SCAN, MOVEMENT, UPDATE, CONTRACTION = (
     "leaf", "elementwise", "reduce", "scan", "movement", "update", "contraction")
-SORT, INDEX, LINALG, MULTI, SELECT, FFT, DYNAMIC, FUSED, BOUND, STATE = (
-    "sort", "index", "linalg", "multi", "select", "fft", "dynamic", "fused", "bound", "state")
+SORT, INDEX, LINALG, MULTI, SELECT, FFT, DYNAMIC, FUSED, BOUND, STATE, FAILED = (
+    "sort", "index", "linalg", "multi", "select", "fft", "dynamic", "fused", "bound", "state", "failed")
 
 # name: dtype category the inputs accept (None: any), result dtype rule
 UNARY = {
@@ -415,9 +420,9 @@ REDUCTIONS = {
 PRIMITIVES = {}
 
 
-def _add(name, kind, accepts, rule, result=None, monoid=None, attrs=()):
+def _add(name, kind, accepts, rule, result=None, monoid=None, attrs=(), may_fail=False):
     # attrs: the names of the primitive's attributes, in order (how arrayx.debug shows them)
-    PRIMITIVES[name] = Primitive(name, kind, accepts, rule, result and RESULT_DTYPES[result], monoid, attrs)
+    PRIMITIVES[name] = Primitive(name, kind, accepts, rule, result and RESULT_DTYPES[result], monoid, attrs, may_fail)
 
 
 _add("buffer", LEAF, None, None)          # data that entered from the host
@@ -446,24 +451,25 @@ _add("sort", SORT, "real numeric", _same_rule, attrs=("axis", "descending"))
 _add("argsort", SORT, "real numeric", _index_rule, attrs=("axis", "descending"))   # stable
 _add("searchsorted", SORT, "real numeric", _searchsorted_rule, attrs=("side",))  # inputs: sorted 1-D x1, x2
 _add("isin", SORT, "any", _bool_like_first, attrs=("invert",))  # inputs: x1, x2 (any shape)
-_add("take", INDEX, None, _take_rule, attrs=("axis",))  # inputs: x, 1-D indices
-_add("take_along_axis", INDEX, None, _take_along_axis_rule, attrs=("axis",))  # inputs: x, indices
-_add("gather", INDEX, None, _given_shape_rule, attrs=("key", "shape"))  # inputs: x, *index arrays; key: a template
-_add("scatter", UPDATE, None, _same_rule, attrs=("key",))  # inputs: x, value, *index arrays; key: a template
-_add("scatter_add", UPDATE, None, _same_rule)            # as scatter, but adds value; duplicates accumulate
+_add("take", INDEX, None, _take_rule, attrs=("axis",), may_fail=True)  # inputs: x, 1-D indices
+_add("take_along_axis", INDEX, None, _take_along_axis_rule, attrs=("axis",), may_fail=True)  # inputs: x, indices
+# gather: inputs x, *index arrays; key: a template. scatter: inputs x, value, *index arrays.
+_add("gather", INDEX, None, _given_shape_rule, attrs=("key", "shape"), may_fail=True)
+_add("scatter", UPDATE, None, _same_rule, attrs=("key",), may_fail=True)
+_add("scatter_add", UPDATE, None, _same_rule, may_fail=True)            # as scatter, but adds value; duplicates accumulate
 _add("diagonal", MOVEMENT, None, _diagonal_rule, attrs=("offset",))  # over the last two axes
-_add("cholesky", LINALG, "lapack floating", _same_rule, attrs=("upper",))
-_add("inv", LINALG, "lapack floating", _same_rule)
+_add("cholesky", LINALG, "lapack floating", _same_rule, attrs=("upper",), may_fail=True)
+_add("inv", LINALG, "lapack floating", _same_rule, may_fail=True)
 _add("det", LINALG, "lapack floating", _batch_scalar_rule)
-_add("solve", LINALG, "lapack floating", _solve_rule)    # NumPy 2 semantics: 1-D x2 is one vector
-_add("pinv", LINALG, "lapack floating", _pinv_rule, attrs=("rtol",))  # rtol None: max(M, N) * eps
-_add("svdvals", LINALG, "lapack floating", _svdvals_rule)
-_add("eigvalsh", LINALG, "lapack floating", _eigvalsh_rule)
-_add("eigvals", LINALG, "lapack floating", _eigvals_rule)
+_add("solve", LINALG, "lapack floating", _solve_rule, may_fail=True)    # NumPy 2 semantics: 1-D x2 is one vector
+_add("pinv", LINALG, "lapack floating", _pinv_rule, attrs=("rtol",), may_fail=True)  # rtol None: max(M, N) * eps
+_add("svdvals", LINALG, "lapack floating", _svdvals_rule, may_fail=True)
+_add("eigvalsh", LINALG, "lapack floating", _eigvalsh_rule, may_fail=True)
+_add("eigvals", LINALG, "lapack floating", _eigvals_rule, may_fail=True)
 _add("qr", MULTI, "lapack floating", _qr_rule, attrs=("mode",))  # -> (Q, R)
-_add("svd", MULTI, "lapack floating", _svd_rule, attrs=("full_matrices",))  # -> (U, S, Vh)
-_add("eigh", MULTI, "lapack floating", _eigh_rule)       # -> (eigenvalues, eigenvectors)
-_add("eig", MULTI, "lapack floating", _eig_rule)         # -> (eigenvalues, eigenvectors), complex
+_add("svd", MULTI, "lapack floating", _svd_rule, attrs=("full_matrices",), may_fail=True)  # -> (U, S, Vh)
+_add("eigh", MULTI, "lapack floating", _eigh_rule, may_fail=True)       # -> (eigenvalues, eigenvectors)
+_add("eig", MULTI, "lapack floating", _eig_rule, may_fail=True)         # -> (eigenvalues, eigenvectors), complex
 _add("slogdet", MULTI, "lapack floating", _slogdet_rule)  # -> (sign, logabsdet)
 _add("select", SELECT, None, _select_rule, attrs=("index",))  # which output of a multi-output node
 _FFT_ATTRS = ("axes", "sizes", "norm")
@@ -485,12 +491,17 @@ _add("variable", BOUND, None, _leaf_rule, attrs=("shape", "dtype", "name"))
 # assign(variable, value): inside a computation, the variable holds value
 # after the call; it evaluates to value.
 _add("assign", STATE, None, lambda prim, inputs, attrs: (inputs[0].shape, inputs[0].dtype))
+# A node whose computation raised at a force point (a primitive that may
+# fail, see Primitive): its attrs hold that error, which every later force
+# that needs the node raises again instead of running anything.
+_add("failed", FAILED, None, None, attrs=("error",))
 # A fused group (graph/fused.py), built by the scheduler's fusion pass, never
 # by the namespace, so it has no shape rule.
 _add("fused", FUSED, None, None, attrs=("group",))
 
 BUFFER = PRIMITIVES["buffer"]
 EVALUATED = PRIMITIVES["evaluated"]
+FAILED_OP = PRIMITIVES["failed"]
 FUSED_OP = PRIMITIVES["fused"]
 
 

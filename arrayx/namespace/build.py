@@ -2,13 +2,15 @@
 
 Validation helpers raise at the user's call with the function's name and the
 operand's name; `make` applies a primitive (graph.apply) and `wrap` wraps the
-node in an Array, realizing it when its unrealized chain grows past MAX_DEPTH;
-`composite` records a composite function's call on the node it returns.
+node in an Array, realizing it when its unrealized chain grows past MAX_DEPTH,
+or at once in eager mode (`set_eager`); `composite` records a composite
+function's call on the node it returns.
 """
 
 import functools
 import math
 import operator
+import os
 import weakref
 
 import numpy as np
@@ -18,8 +20,8 @@ from ..dtypes import PYTHON_SCALARS
 from ..counters import counters
 from ..device import CPU, Device
 from ..graph.apply import apply, check_size
-from ..graph.node import Constant, Node, tracing
-from ..graph.primitives import BUFFER, PRIMITIVES, broadcast_shapes
+from ..graph.node import Constant, Node, toposort, tracing
+from ..graph.primitives import BOUND, BUFFER, PRIMITIVES, STATE, broadcast_shapes
 from ..scheduler.schedule import realize, run_dynamic
 from .array_object import Array
 
@@ -31,15 +33,71 @@ MAX_DEPTH = 2000
 
 P = PRIMITIVES
 
+# Eager mode (set_eager): every operation computed at its call. `wrap`
+# realizes a node deeper than `_realize_past`: MAX_DEPTH, or -1 (any node)
+# in eager mode, so lazy mode pays one comparison, as before.
+_eager = os.environ.get("ARRAYX_EAGER") == "1"
+_realize_past = -1 if _eager else MAX_DEPTH
+
 
 def wrap(node):
-    """The Array of `node`, realized first if its graph has grown too deep
-    (never while tracing for jit: a traced graph reads placeholders, which
-    only the compiled computation binds, and compiles at any depth)."""
-    if node.depth > MAX_DEPTH and not tracing():
-        counters["auto_realizations"] += 1
-        realize([node])
+    """The Array of `node`, realized first if its graph has grown too deep,
+    or at once in eager mode; never while tracing for jit (a traced graph
+    reads placeholders, which only the compiled computation binds, and
+    compiles at any depth)."""
+    if node.depth > _realize_past and not tracing():
+        if _eager:
+            _realize_at_call(node)
+        else:
+            counters["auto_realizations"] += 1
+            realize([node])
     return _new_array(node)
+
+
+def _realize_at_call(node):
+    """Realize `node` now (eager mode), unless its graph reads a value only
+    a compiled computation has (a placeholder or variable: a function
+    traced by jit, an ngraph-style computation being built): such a graph
+    stays recorded, as in lazy mode."""
+    if not any(n.buffer is None and n.op.kind in (BOUND, STATE) for n in toposort([node])):
+        realize([node])
+
+
+def set_eager(eager: bool) -> None:
+    """Sets whether each operation is computed at its call.
+
+    A debugging mode, as `jax.disable_jit()` is for JAX: an error that
+    depends on values (a singular matrix, an index out of bounds) is raised
+    by the line that caused it, and a debugger stepping through the code
+    sees computed values. Results are those of lazy mode, computed slower:
+    each operation is a force point of its own, so little fuses. Functions
+    under `jit` run as plain Python, operation by operation; `grad`, `vjp`
+    and `value_and_grad` keep the history they differentiate, as in lazy
+    mode; a graph that reads a placeholder stays recorded. The setting is
+    the process's, for every thread.
+
+    Parameters
+    ----------
+    eager : bool
+        True: compute each operation at its call. False (the default;
+        ARRAYX_EAGER=1 in the environment makes True the default): record
+        operations and compute them at force points.
+
+    Raises
+    ------
+    TypeError
+        If `eager` is not a bool.
+    """
+    global _eager, _realize_past
+    if not isinstance(eager, bool):
+        raise TypeError(f"set_eager: eager must be a bool, got {type(eager).__name__}")
+    _eager = eager
+    _realize_past = -1 if eager else MAX_DEPTH
+
+
+def eager_mode():
+    """Whether each operation is computed at its call (see set_eager)."""
+    return _eager
 
 
 # The node of a primitive over input nodes: graph.apply itself under the
@@ -300,7 +358,7 @@ def check_device(device, name):
 
 
 __all__ = [
-    "P", "wrap", "make", "composite", "dynamic", "leaf", "buffer_node", "scalar_node", "check_int", "is_scalar",
-    "node_of", "check_dtype", "astype_node", "same_device", "broadcast_node", "reshape_node",
+    "P", "wrap", "set_eager", "eager_mode", "make", "composite", "dynamic", "leaf", "buffer_node", "scalar_node",
+    "check_int", "is_scalar", "node_of", "check_dtype", "astype_node", "same_device", "broadcast_node", "reshape_node",
     "normalize_axis", "normalize_axes", "normalize_shape", "check_size", "check_device", "broadcast_shapes",
 ]

@@ -39,7 +39,9 @@ from ..executors.base import Step
 from ..counters import counters
 from ..graph.node import Node, output_types, recording, retaining, scope, toposort
 from ..dtypes import FLOATS_STORED_DIRECTLY, stored_directly
-from ..graph.primitives import BOUND, EVALUATED, FUSED_OP, MOVEMENT, PRIMITIVES, STATE, UPDATE, element_index
+from ..graph.primitives import (BOUND, EVALUATED, FAILED, FAILED_OP, FUSED_OP, MOVEMENT, PRIMITIVES, STATE, UPDATE,
+                                element_index)
+from ..graph.sites import located, raised_again, unraised_copy
 from ..references import HELD_ONCE, extra_references
 from .collect import (ANY_EXTENT_PRIMITIVES, EXTENT_ATTRIBUTES, collect, extent_free_key, realized_by_views,
                       take_views)
@@ -77,9 +79,9 @@ class Plan:
     list of slots (see `run`)."""
 
     __slots__ = ("n_slots", "segments", "programs", "steps", "outputs", "groups", "size", "inputs", "keep",
-                 "used", "variants", "rebound")
+                 "used", "variants", "rebound", "failing")
 
-    def __init__(self, n_slots, segments, outputs, groups, size, inputs, keep=(), rebound=None):
+    def __init__(self, n_slots, segments, outputs, groups, size, inputs, keep=(), rebound=None, failing=()):
         self.n_slots = n_slots
         self.segments = segments    # the lower pass's Segments: steps and transfers, in order
         self.programs = [s.program for s in segments]   # callable(slots) per segment, in order
@@ -94,6 +96,9 @@ class Plan:
         # (step, position of its node in the collect order) for each step whose attributes hold
         # extents (see _rebind); None where the rewrite pass made such a node.
         self.rebound = rebound
+        # (step, position of its node in the order the plan was built from) for each step of a
+        # primitive that may fail on values: the node whose site its error names (see failure).
+        self.failing = failing
 
     def run(self, slots):
         """Run the plan over `slots`, a list holding the buffers of its
@@ -132,11 +137,13 @@ def build_plan(order, requested, bound=False, candidates=True):
     Without `candidates` (and with `bound`), the plan computes `requested`
     and keeps nothing else (see `keep`).
     """
-    if not bound:
-        unbound = [n for n in order if n.buffer is None and n.op.kind in (BOUND, STATE)]
-        if unbound:
-            node = max(unbound, key=lambda n: n.op.kind == STATE)
-            raise UnboundError(_unbound_message(node), node)
+    unready = [n for n in order if n.buffer is None and n.op.kind in ((FAILED,) if bound else (BOUND, STATE, FAILED))]
+    if unready:
+        failed = next((n for n in unready if n.op is FAILED_OP), None)
+        if failed is not None:
+            raise raised_again(failed.attrs[0])
+        node = max(unready, key=lambda n: n.op.kind == STATE)
+        raise UnboundError(_unbound_message(node), node)
     candidates = candidates and not bound
     size = len(order)
     collected, asked = order, requested
@@ -153,7 +160,48 @@ def build_plan(order, requested, bound=False, candidates=True):
     _check_memory(steps)
     n_slots, segments = lower(steps, n_slots, [n.device for n in inputs], outputs)
     return Plan(n_slots, segments, outputs, [g.program for g in groups], size, inputs if bound else None, keep,
-                None if bound else _extent_steps(steps, sources, collected))
+                None if bound else _extent_steps(steps, sources, collected), _failing_steps(steps, sources, collected))
+
+
+def _failing_steps(steps, sources, collected):
+    """(step, position in `collected` of the node it computes) for each
+    step of a primitive that may fail on values; -1 where that node is
+    neither in `collected` nor the rewrite pass's copy of one."""
+    failing = [(step, node) for step, node in zip(steps, sources) if step.op.may_fail]
+    if not failing:
+        return ()
+    position = {node: i for i, node in enumerate(collected)}
+    found = []
+    for step, node in failing:
+        i = position.get(node)
+        if i is None:   # a copy over rewritten inputs holds the position of the node it stands for
+            i = getattr(node, "index", -1)
+            if not (0 <= i < len(collected) and collected[i].op is node.op):
+                i = -1
+        found.append((step, i))
+    return tuple(found)
+
+
+def failure(error, plan, sites):
+    """(k, error to raise) for `error`, raised by running `plan`, where a
+    step of a primitive that may fail raised it on values
+    (`executors.base.naming_step`): that step is plan.failing[k], and the
+    error names the call site of its node (`graph.sites.located`; `sites`
+    holds one per entry of plan.failing, None where unknown), or is `error`
+    itself where the site is unknown. None for any other error."""
+    step = getattr(error, "failed_step", None)
+    if step is None:
+        return None
+    for k, (s, _) in enumerate(plan.failing):
+        if s is step:
+            return k, error if sites[k] is None else located(error, sites[k])
+    return None
+
+
+def site_of(node):
+    """The call site a node of a primitive that may fail keeps (None for
+    None, a node not found)."""
+    return getattr(node, "site", None)
 
 
 def _extent_steps(steps, sources, collected):
@@ -376,8 +424,19 @@ def realize(nodes):
                     plan = _variant(plan, held, order, requested, kept)
                 else:
                     kept = [n if h else None for n, h in zip(kept, held)]
+        failing = [order[p] if p >= 0 else None for _, p in plan.failing] if plan.failing else ()
         del order
-        plan.run(slots)
+        try:
+            plan.run(slots)
+        except (ValueError, LookupError) as error:
+            failed = failure(error, plan, [site_of(n) for n in failing])
+            if failed is None:
+                raise
+            k, error = failed
+            if failing[k] is not None:
+                # Later forces that need it raise the error again rather than run it again.
+                failing[k].fail_with(unraised_copy(error), FAILED_OP)
+            raise error from None
         counters["realizations"] += 1
         if observed:
             observe.force_point("force", "built" if built else "cached", start)

@@ -38,9 +38,10 @@ from ..device import CPU
 from ..graph.node import Node, recording, scope, trace
 from ..graph.primitives import EVALUATED, PRIMITIVES
 from ..namespace.array_object import Array
-from ..namespace.build import check_int
+from ..namespace.build import check_int, eager_mode
 from ..namespace.traced_scalar import DEFAULT_NUMPY_DTYPES, TracedScalar
 from ..references import HELD_ONCE
+from ..namespace.creation import asarray
 from ..scheduler.schedule import UnboundError
 from .graph import placeholder
 from .transformer import Transformer
@@ -121,16 +122,14 @@ def jit(fn, *, static_argnums=(), static_argnames=()):
         if n > 1 and (leaves[0] is leaves[1] if n == 2 else len(set(map(id, leaves))) < n):
             signature.append(_aliases(leaves))
         signature = tuple(signature)
+        if eager_mode():   # xp.set_eager(True): fn runs as plain Python, as under jax.disable_jit()
+            return _call_eagerly(fn, args, kwargs, static, static_names, _device(name, leaves))
         try:
             entry = compiled.get(signature)
         except TypeError:
             raise TypeError(f"jit({name}): static arguments must be hashable") from None
         if entry is None or entry.captured and any(c.changed() for c in entry.captured):
-            devices = list(dict.fromkeys(a.device for a in leaves if isinstance(a, Array)))
-            if len(devices) > 1:
-                raise ValueError(f"jit({name}): the array arguments are on devices {devices}; move them to "
-                                 f"one device (NumPy arguments go to that device)")
-            device = devices[0] if devices else CPU
+            device = _device(name, leaves)
             transformer = transformers.get(device)
             if transformer is None:
                 transformer = transformers[device] = Transformer(device)
@@ -138,6 +137,28 @@ def jit(fn, *, static_argnums=(), static_argnames=()):
                                                  transformer)
         return entry(leaves)
     return run
+
+
+def _device(name, leaves):
+    """The device a call with these argument leaves runs on: that of the
+    arrayx arrays, the CPU if there are none (NumPy arrays go there)."""
+    devices = list(dict.fromkeys(a.device for a in leaves if isinstance(a, Array)))
+    if len(devices) > 1:
+        raise ValueError(f"jit({name}): the array arguments are on devices {devices}; move them to "
+                         f"one device (NumPy arguments go to that device)")
+    return devices[0] if devices else CPU
+
+
+def _call_eagerly(fn, args, kwargs, static, static_names, device):
+    """fn(*args, **kwargs) as plain Python (eager mode), the NumPy arrays in
+    its non-static arguments first made arrays on `device`, as a compiled
+    call binds them."""
+    def bound(value):
+        leaves, treedef = pytree.flatten(value)
+        return treedef.unflatten([asarray(leaf, device=device) if isinstance(leaf, np.ndarray) else leaf
+                                  for leaf in leaves])
+    return fn(*[a if i in static else bound(a) for i, a in enumerate(args)],
+              **{k: v if k in static_names else bound(v) for k, v in kwargs.items()})
 
 
 def _static_arguments(fn, static_argnums, static_argnames):

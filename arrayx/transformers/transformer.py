@@ -17,11 +17,11 @@ from .. import dtypes as dt, executors
 from ..counters import counters
 from ..device import CPU, Device
 from ..graph.node import Node, toposort
-from ..graph.primitives import BOUND, EVALUATED, INDEX, LINALG, MULTI, PRIMITIVES, UPDATE
+from ..graph.primitives import BOUND, EVALUATED, UPDATE
 from ..namespace.array_object import Array
 from ..scheduler import observe
 from ..scheduler.lower import transfer
-from ..scheduler.schedule import build_plan, realize
+from ..scheduler.schedule import build_plan, failure, realize, site_of
 from .graph import initial_value
 
 
@@ -158,6 +158,8 @@ class Computation:
             requested = [n for n in requested if n.buffer is None]
         self.plan = build_plan(order, requested, bound=True)
         counters["plans_built"] += 1
+        # The call sites of the steps that may fail on values, which their errors name.
+        self.sites = [site_of(order[p]) if p >= 0 else None for _, p in self.plan.failing]
         slot_of = dict(zip(requested, self.plan.outputs))
         # Each result: its slot, or the buffer of an already evaluated node.
         self.results = [(slot_of[n], None) if n.buffer is None else (None, n.buffer) for n in wanted]
@@ -203,7 +205,13 @@ class Computation:
         slots = [values[where] if kind == "argument" else transformer.value_of(where) if kind == "variable"
                  else where for kind, where in self.binding]
         values.clear()
-        self.plan.run(slots)
+        try:
+            self.plan.run(slots)
+        except (ValueError, LookupError) as error:
+            failed = failure(error, self.plan, self.sites)
+            if failed is None:
+                raise
+            raise failed[1] from None
         if observed:
             observe.force_point("computation", "compiled", start)
         outputs = [slots[s] if s is not None else buffer for s, buffer in self.results]
@@ -234,7 +242,7 @@ class Computation:
                 readers.setdefault(segment.transfer[0], []).append(None)
                 continue
             for step in segment.steps:
-                if step.op.name in FAIL_ON_VALUES:
+                if step.op.may_fail:
                     return False
                 for s in step.args:
                     readers.setdefault(s, []).append((step, segment.executor))
@@ -288,12 +296,6 @@ class Computation:
         return executor.from_host(host)
 
 
-# Primitives whose kernels raise on some values (an index out of bounds, a
-# singular matrix): a plan holding one never writes into a caller's buffer,
-# which a failed call would leave half updated.
-FAIL_ON_VALUES = frozenset([name for name, prim in PRIMITIVES.items() if prim.kind in (INDEX, LINALG, MULTI)]
-                           + ["scatter", "scatter_add"])
-
 # Constants of a computation up to this many elements are computed once, when
 # it is compiled; larger ones (a broadcast batch of zeros) stay in the graph,
 # where fused kernels read them without the computation holding their memory.
@@ -341,6 +343,8 @@ def _on_device(nodes, order, device):
         if node.buffer is None:
             copies[node] = Node(node.op, tuple(copies[i] for i in node.inputs), node.attrs, node.shape,
                                 node.dtype, device)
+            if node.op.may_fail:
+                copies[node].site = site_of(node)
         else:
             copy_of(node)
     return [copy_of(n) for n in nodes], [copies[n] for n in order], {c: n for n, c in copies.items()}
