@@ -37,6 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
+from arrayx.renderer import toolchain
+
 SOURCES = Path(__file__).with_name("standin")
 # The PyCUDA built (2026.1: the first with CUDA 13's API).
 PYCUDA = "2026.1"
@@ -49,9 +51,7 @@ class Unavailable(Exception):
 
 
 def cache_root():
-    if os.environ.get("ARRAYX_CACHE_DIR"):
-        return Path(os.environ["ARRAYX_CACHE_DIR"]) / "standin"
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "arrayx" / "standin"
+    return Path(toolchain.cache_dir("standin"))
 
 
 def cuda_include():

@@ -98,7 +98,7 @@ def test_cubins_are_cached_on_disk(tmp_path, monkeypatch):
     nvrtc._cubins.clear()
     source = codegen.module_source([codegen.generate(chain(dt.float32, (8,)))])
     first = nvrtc.compile_cubin(source, ARCH)
-    assert len(list(tmp_path.glob("*.cubin"))) == 1
+    assert len(list(tmp_path.glob("cuda/*.cubin"))) == 1   # the disk cache of kind "cuda" (renderer/toolchain.py)
     nvrtc._cubins.clear()
     assert nvrtc.compile_cubin(source, ARCH) == first
 

@@ -33,9 +33,9 @@ from functools import partial
 from math import prod
 
 from .. import dtypes as dt
-from ..graph.primitives import BLOCK_REDUCE_OPS
+from ..graph.primitives import contiguous_strides
 from ..renderer import cstyle
-from ..renderer.cstyle import CTYPES, OPS_HEADER, cast, identity, render, supports
+from ..renderer.cstyle import CTYPES, OPS_HEADER, cast, identity, render
 
 OPS_SOURCE = OPS_HEADER.read_text()
 
@@ -85,17 +85,9 @@ class Kernel:
         return args
 
 
-def contiguous_strides(shape):
-    """Element strides of a C-contiguous array of `shape`."""
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= n
-    return tuple(strides[::-1])
-
-
-def _accumulator(dtype):
-    """The dtype a reduction giving `dtype` accumulates in: its own (float16 in float)."""
+def accumulator(name, dtype):
+    """The dtype reduction `name`, giving `dtype`, accumulates in on a GPU:
+    its own (float16 in float)."""
     return dt.float32 if dtype == dt.float16 else dtype
 
 
@@ -103,22 +95,14 @@ def renders(op, in_dtype, dtype):
     """Whether an instruction of primitive `op` (elementwise, or a reduction)
     on operands of `in_dtype` (the last operand's), giving `dtype`, has a
     CUDA form."""
-    if op.kind == "reduce":
-        # A block reduction whose combining primitive has a form for the accumulator.
-        return op.name in BLOCK_REDUCE_OPS and supports(op.monoid.op, _accumulator(dtype))
-    return supports(op.name, in_dtype)
+    return cstyle.renders(op, in_dtype, dtype, accumulator)
 
 
 def check(group):
     """Raise Unsupported unless every instruction of `group` has a CUDA form."""
-    dtypes = [d for _, d, _ in group.inputs] + [i.dtype for i in group.body]
-    for instruction in group.body:
-        source = dtypes[instruction.args[-1]]
-        if not renders(instruction.op, source, instruction.dtype):
-            raise Unsupported(f"{instruction.op.name} of {source}")
-    root = group.body[-1]
-    if group.row_axes and root.op.kind == "reduce" and tuple(root.attrs[0]) != tuple(group.row_axes):
-        raise Unsupported("a final reduction over other axes than the row reductions'")
+    why = cstyle.unrendered(group, accumulator)
+    if why is not None:
+        raise Unsupported(why)
 
 
 class _Writer:
@@ -132,19 +116,6 @@ class _Writer:
 
     def instruction(self, value):
         return self.group.body[value - self.n_in]
-
-    def needed(self, roots, defined):
-        """Value numbers `roots` depend on, in program order, stopping at
-        `defined` values (row reductions computed by earlier passes)."""
-        seen, stack = set(), list(roots)
-        while stack:
-            v = stack.pop()
-            if v in seen or v in defined:
-                continue
-            seen.add(v)
-            if v >= self.n_in:
-                stack.extend(self.instruction(v).args)
-        return sorted(seen)
 
     def offset(self, j, coords):
         """The element offset of input j at the point whose coordinates (over
@@ -167,7 +138,7 @@ class _Writer:
     def values(self, wanted, coords, defined=()):
         """Lines computing `wanted` (and what they need) at one point."""
         lines = []
-        for v in self.needed(wanted, set(defined)):
+        for v in self.group.dependencies(wanted, set(defined)):
             ctype = CTYPES[self.dtypes[v]]
             if v < self.n_in:
                 load = ctype.load(f"in{v}[{self.offset(v, coords)}]")
@@ -277,7 +248,7 @@ def _reduce(group):
     reduced = [d for d in range(len(shape)) if d in axes]
     outer = prod(shape[d] for d in kept)
     inner = prod(shape[d] for d in reduced)
-    acc_dtype = _accumulator(root.dtype)
+    acc_dtype = accumulator(root.op.name, root.dtype)
     acc = CTYPES[acc_dtype]
     combine = partial(cstyle.combine, rname, acc_dtype)
     source_value = root.args[0]
@@ -383,7 +354,7 @@ def _rows(group):
         if value is not None:
             instruction = w.instruction(value)
             rname = instruction.op.name
-            acc_dtype = _accumulator(instruction.dtype)
+            acc_dtype = accumulator(instruction.op.name, instruction.dtype)
             acc = CTYPES[acc_dtype]
             arg_value = instruction.args[0]
             arg = f"v{arg_value}"
@@ -423,5 +394,5 @@ def _rows(group):
 
 
 def module_source(kernels):
-    """The translation unit of `kernels`: ops.cuh, then each kernel."""
+    """The translation unit of `kernels`: ops.h, then each kernel."""
     return OPS_SOURCE + "\n" + "\n".join(k.source for k in kernels)

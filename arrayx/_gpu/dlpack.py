@@ -17,7 +17,7 @@ import sys
 from typing import NamedTuple
 
 from .. import dtypes as dt
-from .codegen import contiguous_strides
+from ..graph.primitives import contiguous_strides
 
 KDL_CPU, KDL_CUDA = 1, 2
 READ_ONLY, IS_COPIED = 1, 2   # DLPACK_FLAG_BITMASK_*

@@ -19,9 +19,8 @@ import numpy as np
 from .. import dtypes as dt
 from ..executors.base import VIEWS, Executor
 from ..graph.fused import FusedGroup, Instruction, single_instruction_group
-from ..graph.primitives import BLOCK_REDUCE_OPS, ELEMENTWISE_OPS, FUSED_OP, PRIMITIVES
+from ..graph.primitives import BLOCK_REDUCE_OPS, ELEMENTWISE_OPS, FUSED_OP, PRIMITIVES, contiguous_strides
 from . import codegen, cublas, dlpack
-from .codegen import contiguous_strides
 
 GEMM_DTYPES = frozenset({dt.float16, dt.float32, dt.float64, dt.complex64, dt.complex128})
 # Blocks per multiprocessor a grid-stride kernel is launched with.

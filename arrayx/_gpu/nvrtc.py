@@ -4,7 +4,7 @@ NVRTC compiles a kernel in tens of milliseconds where an `nvcc` process takes
 half a second, and needs neither a GPU nor a host compiler, so CI compiles
 every kernel family arrayx generates. The library comes from the
 `nvidia-cuda-nvrtc` wheel (or a CUDA toolkit). Cubins are cached in memory
-and on disk (`$ARRAYX_CACHE_DIR`, else `~/.cache/arrayx/cuda`), keyed by the
+and on disk (renderer/toolchain.py's cache, kind "cuda"), keyed by the
 source, the architecture and NVRTC's version.
 """
 
@@ -14,18 +14,17 @@ import hashlib
 import os
 import threading
 
+from ..renderer import toolchain
+from ..renderer.toolchain import CompileError  # noqa: F401  (NVRTC's failures are the same error as g++'s)
+
 # --fmad=false: NVRTC would otherwise contract x * y + z into one fused
 # multiply-add (one rounding instead of two), so results would differ from
 # NumPy's and the CPU executor's, by far more than a rounding where the sum
-# cancels (a * b - c * d, the complex products and quotients of ops.cuh).
+# cancels (a * b - c * d, the complex products and quotients of renderer/ops.h).
 OPTIONS = ("-std=c++17", "--fmad=false")
 _lib = None
 _lock = threading.Lock()
 _cubins = {}
-
-
-class CompileError(RuntimeError):
-    """NVRTC rejected generated source; the message holds its log."""
 
 
 def _candidates():
@@ -91,10 +90,6 @@ def version():
     return major.value, minor.value
 
 
-def _cache_dir():
-    return os.environ.get("ARRAYX_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "arrayx", "cuda")
-
-
 def compile_cubin(source, arch, name="arrayx.cu"):
     """The cubin of CUDA C++ `source` for `arch` (e.g. "sm_90").
 
@@ -105,7 +100,7 @@ def compile_cubin(source, arch, name="arrayx.cu"):
     cubin = _cubins.get(key)
     if cubin is not None:
         return cubin
-    path = os.path.join(_cache_dir(), key + ".cubin")
+    path = os.path.join(toolchain.cache_dir("cuda"), key + ".cubin")
     try:
         with open(path, "rb") as f:
             cubin = f.read()

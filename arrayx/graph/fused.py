@@ -84,6 +84,21 @@ class FusedGroup:
                 return instruction.attrs[0]
         return ()
 
+    def dependencies(self, roots, defined=()):
+        """The value numbers `roots` depend on, themselves included, in
+        program order, not looking past values in `defined` (which a code
+        generator has computed already)."""
+        n = len(self.inputs)
+        seen, stack = set(), list(roots)
+        while stack:
+            v = stack.pop()
+            if v in seen or v in defined:
+                continue
+            seen.add(v)
+            if v >= n:
+                stack.extend(self.body[v - n].args)
+        return sorted(seen)
+
     def __eq__(self, other):
         return isinstance(other, FusedGroup) and self._key == other._key
 

@@ -126,6 +126,16 @@ def reduced_shape(shape, axes, keepdims):
     return tuple([shape[i] for i in range(len(shape)) if i not in axes])
 
 
+def contiguous_strides(shape):
+    """The element strides of a C-contiguous array of `shape` (how every
+    executor's kernels walk a buffer they allocated)."""
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return tuple(strides[::-1])
+
+
 def _reduce(result):
     def rule(prim, inputs, attrs):
         out = reduced_shape(inputs[0].shape, *attrs)

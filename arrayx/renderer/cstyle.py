@@ -21,7 +21,7 @@ import math
 from pathlib import Path
 
 from .. import dtypes as dt
-from ..graph.primitives import PRIMITIVES
+from ..graph.primitives import BLOCK_REDUCE_OPS, PRIMITIVES
 
 # The functions the table calls beyond C operators, in C++ that NVRTC and g++ both compile.
 OPS_HEADER = Path(__file__).with_name("ops.h")
@@ -244,3 +244,29 @@ def identity(name, dtype):
     if math.isinf(value):
         return f"ax_limits<{register}>::{'lo' if value < 0 else 'hi'}()"
     return f"ax_complex<{register}>({value}, 0)" if dtype.kind == "c" else f"({register}){value}"
+
+
+def renders(op, in_dtype, dtype, accumulator):
+    """Whether an instruction of primitive `op` on operands of `in_dtype`
+    (the last operand's), giving `dtype`, has a C form: an elementwise
+    primitive the table renders on that dtype, or a block reduction whose
+    combining primitive it renders on the dtype the renderer accumulates in
+    (`accumulator(name, dtype)`)."""
+    if op.kind == "reduce":
+        return op.name in BLOCK_REDUCE_OPS and supports(op.monoid.op, accumulator(op.name, dtype))
+    return supports(op.name, in_dtype)
+
+
+def unrendered(group, accumulator):
+    """Why fused `group` has no C kernel, or None: an instruction without a
+    C form (see `renders`), or a final reduction over other axes than the
+    group's row reductions (a kernel that owns whole rows cannot)."""
+    dtypes = [d for _, d, _ in group.inputs] + [i.dtype for i in group.body]
+    for instruction in group.body:
+        source = dtypes[instruction.args[-1]]
+        if not renders(instruction.op, source, instruction.dtype, accumulator):
+            return f"{instruction.op.name} of {source}"
+    root = group.body[-1]
+    if group.row_axes and root.op.kind == "reduce" and tuple(root.attrs[0]) != tuple(group.row_axes):
+        return "a final reduction over other axes than the row reductions'"
+    return None

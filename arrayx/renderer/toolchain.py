@@ -18,8 +18,9 @@ import subprocess
 import threading
 
 
-class CompileError(Exception):
-    """Generated code did not compile; the message holds the compiler's output."""
+class CompileError(RuntimeError):
+    """Generated code did not compile (g++, or NVRTC for a GPU); the message
+    holds the compiler's output."""
 
 
 def compiler(name="g++"):

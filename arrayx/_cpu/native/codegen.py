@@ -35,8 +35,7 @@ CUDA renderer (renderer/cstyle.py), so both run the same semantics.
 """
 
 from ... import dtypes as dt
-from ...graph.primitives import BLOCK_REDUCE_OPS
-from ...renderer.cstyle import CTYPES, cast, combine, identity, render, supports
+from ...renderer.cstyle import CTYPES, cast, combine, identity, render, unrendered
 
 ENTRY = "ax_kernel"
 # Accumulators a reduction's innermost loop keeps: one 512-bit vector of float32.
@@ -104,24 +103,10 @@ def cascades(name, acc):
 
 
 def expressible(group):
-    """Whether every instruction of `group` has a C form on the CPU, and its
-    shape is one the four forms cover: no arg reduction, and a group with row
-    reductions ends in an elementwise instruction or a reduction over its
-    row axes."""
-    dtypes = [d for _, d, _ in group.inputs] + [i.dtype for i in group.body]
-    for instruction in group.body:
-        op = instruction.op
-        if op.kind == "reduce":
-            if op.name not in BLOCK_REDUCE_OPS:
-                return False
-            if not supports(op.monoid.op, accumulator(op.name, instruction.dtype)):
-                return False
-        elif not supports(op.name, dtypes[instruction.args[-1]]):
-            return False
-    root = group.body[-1]
-    if group.row_axes and root.op.kind == "reduce" and tuple(root.attrs[0]) != tuple(group.row_axes):
-        return False
-    return True
+    """Whether `group` has a native kernel: every instruction has a C form
+    (renderer/cstyle.py), and no arg reduction (which has none) or final
+    reduction over other axes than its row reductions'."""
+    return unrendered(group, accumulator) is None
 
 
 def mode_of(group):
@@ -164,18 +149,6 @@ class _Source:
     def ctype(self, v):
         return CTYPES[self.dtypes[v]]
 
-    def needed(self, roots, defined):
-        """Value numbers `roots` depend on, in program order, stopping at `defined`."""
-        seen, stack = set(), list(roots)
-        while stack:
-            v = stack.pop()
-            if v in seen or v in defined:
-                continue
-            seen.add(v)
-            if v >= self.n_in:
-                stack.extend(self.group.body[v - self.n_in].args)
-        return sorted(seen)
-
     def load(self, k, q):
         """Input k at point `q` of the innermost loop."""
         index = {CONTIGUOUS: q, SAME: "0", STRIDED: f"{q} * s{k}"}[self.form.classes[k]]
@@ -185,7 +158,7 @@ class _Source:
         """Lines computing `wanted` at point `q`, given the scalar inputs and
         the `defined` values (row reductions) as variables."""
         lines = []
-        for v in self.needed(wanted, set(defined) | set(self.scalars)):
+        for v in self.group.dependencies(wanted, set(defined) | set(self.scalars)):
             ctype = self.ctype(v)
             if v < self.n_in:
                 lines.append(f"{ctype.register} v{v} = {self.load(v, q)};")
@@ -212,7 +185,7 @@ class _Source:
         flat index (`out{v} + f{v}`) or through strides (`out{v} + o{v}`)."""
         params, args = ["long long n"], [count]
         into = self.form.into
-        for v in self.needed(list(roots) + list(flat_out) + list(strided_out), set(defined)):
+        for v in self.group.dependencies(list(roots) + list(flat_out) + list(strided_out), set(defined)):
             if v >= self.n_in:
                 continue
             ctype = self.ctype(v)

@@ -20,7 +20,7 @@ from math import prod
 import numpy as np
 
 from .. import memory, workers
-from ...graph.primitives import reduced_shape
+from ...graph.primitives import contiguous_strides, reduced_shape
 from ..kernels import REDUCERS
 from . import codegen, compiler, launch
 from .codegen import CONTIGUOUS, SAME, SCALAR, STRIDED, Form
@@ -69,14 +69,6 @@ class Layout:
         self.reduced = prod(extents[1]) if form.mode in ("reduce", "columns") else 0
         self.outputs = [(shape, dtype, prod(shape) * dtype.itemsize >= POOLED_BYTES) for shape, dtype in outputs]
         self.kernel = None
-
-
-def contiguous_strides(shape):
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= n
-    return tuple(strides[::-1])
 
 
 class NativeGroup:

@@ -9,25 +9,20 @@ cuLaunchKernel's kernelParams do, and `ax_params_<name>` spells the
 parameters' kinds, one letter each ("p" an address, "i" an int, "l" a long
 long): one calling convention for every kernel, so that a caller without
 per-kernel code (the tests' stand-in CUDA driver) launches them too.
-Libraries are cached on disk, keyed by a hash of the source, the header, the
-flags and the compiler's version: `$ARRAYX_CACHE_DIR/host`, else
-`$XDG_CACHE_HOME/arrayx/host` (`~/.cache/arrayx/host`), so a second process
-compiles nothing.
+Libraries are cached on disk (renderer/toolchain.py, kind "host"), keyed by
+a hash of the source, the header, the flags and the compiler's version, so a
+second process compiles nothing.
 """
 
 import _ctypes
 import ctypes
-import functools
-import hashlib
 import os
 import re
-import shutil
-import subprocess
 import threading
 import weakref
 from pathlib import Path
 
-from ..nvrtc import CompileError
+from ...renderer import toolchain
 
 HEADER = Path(__file__).with_name("host.h")
 GRID_SOURCE = Path(__file__).with_name("launch.cpp")
@@ -38,43 +33,20 @@ _grid_walk = None
 
 
 def compiler():
-    """The host C++ compiler (g++ on the path), or None."""
-    return shutil.which("g++")
+    """The host C++ compiler, or None (see renderer/toolchain.py)."""
+    return toolchain.compiler()
 
 
 def cache_dir():
     """Where compiled host libraries are kept."""
-    if os.environ.get("ARRAYX_CACHE_DIR"):
-        return os.path.join(os.environ["ARRAYX_CACHE_DIR"], "host")
-    cache_home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(cache_home, "arrayx", "host")
-
-
-@functools.cache
-def _compiler_version():
-    return subprocess.run([compiler(), "-dumpfullversion"], check=True, capture_output=True, text=True).stdout
+    return toolchain.cache_dir("host")
 
 
 def _library(source):
-    """The path of the shared library built from C++ `source` (once: cached)."""
-    key = hashlib.sha256("\0".join((source, HEADER.read_text(), *FLAGS, _compiler_version())).encode())
-    path = os.path.join(cache_dir(), key.hexdigest()[:32] + ".so")
-    if os.path.exists(path):
-        return path
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    # Build under a name of our own, then rename: a concurrent process never
-    # loads half a library.
-    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}"
-    with open(tmp + ".cpp", "w") as f:
-        f.write(source)
-    try:
-        subprocess.run([compiler(), *FLAGS, "-I", str(HEADER.parent), "-o", tmp, tmp + ".cpp"],
-                       check=True, capture_output=True, text=True)
-    except subprocess.CalledProcessError as e:
-        raise CompileError(f"g++ could not compile generated CUDA for the host:\n{e.stderr}") from None
-    finally:
-        os.remove(tmp + ".cpp")
-    os.replace(tmp, path)
+    """The path of the shared library built from C++ `source` (once: cached on disk)."""
+    path = toolchain.library_path(source, "host", FLAGS, (HEADER.read_text(),))
+    if not os.path.exists(path):
+        toolchain.build(source, path, FLAGS + ("-I", str(HEADER.parent)))
     return path
 
 
