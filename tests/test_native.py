@@ -230,9 +230,10 @@ def test_where_selects_as_the_numpy_path(dtype):
 # --- reductions: every monoid, dtype and loop form ------------------------
 
 # (shape, axes, keepdims): the reduce form (axes holding the last), the
-# columns form (the last axis kept), a reduction to one point, non-adjacent axes.
+# columns form (the last axis kept), a reduction to one point, non-adjacent
+# axes, a reduction over no axes (xp.sum(x, axis=())).
 REDUCTION_CASES = [((7, 33), (1,), False), ((7, 33), (0,), True), ((300,), (0,), False),
-                   ((4, 5, 6), (0, 2), False), ((4, 5, 6), (1,), True)]
+                   ((4, 5, 6), (0, 2), False), ((4, 5, 6), (1,), True), ((7, 33), (), False)]
 # dtypes every loop form and an exported chain are checked on (the others in the reduce and columns forms).
 FORM_DTYPES = (dt.int32, dt.float16, dt.float32, dt.complex64)
 
@@ -291,7 +292,7 @@ def test_reductions_match_the_numpy_path(name, dtype):
     if dtype not in P[name].accepts or (name in ("sum", "prod") and dtype == dt.bool):
         pytest.skip(f"{name} does not take {dtype}")
     rng = np.random.default_rng(0)
-    cases = REDUCTION_CASES if dtype in FORM_DTYPES else REDUCTION_CASES[:2]
+    cases = REDUCTION_CASES if dtype in FORM_DTYPES else REDUCTION_CASES[:2] + REDUCTION_CASES[-1:]
     for shape, axes, keepdims in cases:
         for chain, specials in ((False, False), (False, True), (True, False)):
             if chain and (dtype == dt.bool or dtype not in FORM_DTYPES):

@@ -111,7 +111,8 @@ def expressible(group):
 
 def mode_of(group):
     """The loop form's mode for `group` (reduce or columns by whether its
-    final reduction reduces the group's last axis of more than one point)."""
+    final reduction reduces the group's last axis of more than one point; a
+    reduction over no axes folds each point alone, in the reduce form)."""
     if group.row_axes:
         return "rows"
     root = group.reduction
@@ -119,7 +120,7 @@ def mode_of(group):
         return "elementwise"
     axes = set(root.attrs[0])
     real = [d for d, n in enumerate(group.shape) if n != 1]
-    return "reduce" if not real or real[-1] in axes else "columns"
+    return "reduce" if not axes or not real or real[-1] in axes else "columns"
 
 
 def strided_outputs(group, mode):
