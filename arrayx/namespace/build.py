@@ -207,6 +207,17 @@ def astype_node(node, dtype):
     return apply(P["astype"], (node,), (dtype,))
 
 
+def floating_argument(node, category):
+    """`node` as an argument of a function that the standard defines on the
+    floating dtype `category` only ("floating" or "real floating"): an
+    integer or bool array becomes the default floating dtype, as NumPy and
+    JAX compute `sin` and `mean` of one (dtypes.COMPUTED_AS_FLOATING). Other
+    dtypes are left as they are, for the category check to accept or refuse."""
+    if node.dtype in dt.COMPUTED_AS_FLOATING and category in dt.FLOATING_CATEGORIES:
+        return apply(P["astype"], (node,), (dt.DEFAULT_FLOAT,))
+    return node
+
+
 def same_device(name, nodes):
     device = nodes[0].device
     for n in nodes[1:]:
@@ -292,6 +303,7 @@ def check_device(device, name):
 
 __all__ = [
     "P", "wrap", "make", "composite", "dynamic", "leaf", "buffer_node", "scalar_node", "is_scalar", "node_of",
-    "check_dtype", "astype_node", "same_device", "broadcast_node", "reshape_node",
-    "normalize_axis", "normalize_axes", "normalize_shape", "check_size", "check_device", "broadcast_shapes",
+    "check_dtype", "astype_node", "floating_argument", "same_device", "broadcast_node",
+    "reshape_node", "normalize_axis", "normalize_axes", "normalize_shape", "check_size", "check_device",
+    "broadcast_shapes",
 ]
