@@ -185,11 +185,18 @@ def is_scalar(x):
     return type(x) in PYTHON_SCALARS
 
 
+def not_an_array(name, argname, x, expected="an arrayx array"):
+    """The TypeError for an argument `x` that is not what `expected` says;
+    for a NumPy array, a list or a tuple, it says how to convert it."""
+    hint = "; convert it with xp.asarray(...)" if isinstance(x, (np.ndarray, list, tuple)) else ""
+    return TypeError(f"{name}: {argname} must be {expected}, got {type(x).__name__}{hint}")
+
+
 def node_of(x, name, argname="x"):
     """The node of Array `x`, or a TypeError naming the function and operand."""
     if isinstance(x, Array):
         return x._node
-    raise TypeError(f"{name}: {argname} must be an arrayx array, got {type(x).__name__}")
+    raise not_an_array(name, argname, x)
 
 
 def check_dtype(node, accepts, name, argname="x"):
@@ -303,7 +310,7 @@ def check_device(device, name):
 
 __all__ = [
     "P", "wrap", "make", "composite", "dynamic", "leaf", "buffer_node", "scalar_node", "is_scalar", "node_of",
-    "check_dtype", "astype_node", "floating_argument", "same_device", "broadcast_node",
+    "not_an_array", "check_dtype", "astype_node", "floating_argument", "same_device", "broadcast_node",
     "reshape_node", "normalize_axis", "normalize_axes", "normalize_shape", "check_size", "check_device",
     "broadcast_shapes",
 ]

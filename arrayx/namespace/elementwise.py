@@ -14,18 +14,20 @@ from .. import dtypes as dt
 from ..dtypes import PYTHON_SCALARS
 from ..graph.apply import apply
 from .array_object import Array
-from .build import (P, astype_node, broadcast_shapes, composite, floating_argument, make, scalar_beside, scalar_node,
-                    wrap)
+from .build import (P, astype_node, broadcast_shapes, composite, floating_argument, make, not_an_array, scalar_beside,
+                    scalar_node, wrap)
 from .hints import Operand
 
 
 def _type_error(name, argname, x):
-    return TypeError(f"{name}: {argname} must be an arrayx array or a Python scalar, got {type(x).__name__}")
+    return not_an_array(name, argname, x, "an arrayx array or a Python scalar")
 
 
 def _python_scalar(x):
-    """NumPy scalars (np.float64(2), results of np.mean) act as Python scalars."""
-    return x.item() if isinstance(x, np.generic) and x.dtype.kind in "biufc" else x
+    """NumPy scalars (np.float64(2), results of np.mean) and 0-d NumPy arrays act as Python scalars."""
+    if isinstance(x, np.generic) or (isinstance(x, np.ndarray) and x.ndim == 0):
+        return x.item() if x.dtype.kind in "biufc" else x
+    return x
 
 
 def binary_nodes(name, x1, x2):
@@ -91,7 +93,7 @@ def _dtype_of(x):
 
 def _unary_node(prim, name, x):
     if not isinstance(x, Array):
-        raise TypeError(f"{name}: x must be an arrayx array, got {type(x).__name__}")
+        raise not_an_array(name, "x", x)
     node = x._node
     if node.dtype not in prim.accepts:   # refused by apply, unless the function computes it as floating
         node = floating_argument(node, prim.category)
@@ -287,7 +289,7 @@ def positive(x: Array, /) -> Array:
         x not an arrayx array, or of a non-numeric dtype.
     """
     if not isinstance(x, Array):
-        raise TypeError(f"positive: x must be an arrayx array, got {type(x).__name__}")
+        raise not_an_array("positive", "x", x)
     if x.dtype not in dt.CATEGORIES["numeric"]:
         raise TypeError(f"positive: x has dtype {x.dtype}; expected a numeric dtype")
     return Array._new(x._node)
@@ -314,7 +316,7 @@ def reciprocal(x: Array, /) -> Array:
         x not an arrayx array.
     """
     if not isinstance(x, Array):
-        raise TypeError(f"reciprocal: x must be an arrayx array, got {type(x).__name__}")
+        raise not_an_array("reciprocal", "x", x)
     return _binary_apply(_DIVIDE, "reciprocal", 1.0, x)   # 1.0 beside an integer or bool array is float64
 
 
@@ -366,7 +368,7 @@ def clip(x: Array, /, min: int | float | Array | None = None, max: int | float |
         Shapes that do not broadcast, or a bound on another device.
     """
     if not isinstance(x, Array):
-        raise TypeError(f"clip: x must be an arrayx array, got {type(x).__name__}")
+        raise not_an_array("clip", "x", x)
     if x.dtype not in dt.CATEGORIES["real numeric"]:
         raise TypeError(f"clip: x has dtype {x.dtype}; expected a real numeric dtype")
     node = x._node
@@ -406,7 +408,7 @@ def where(condition: Array, x1: Operand, x2: Operand, /) -> Array:
         Shapes that do not broadcast, or operands on different devices.
     """
     if not isinstance(condition, Array):
-        raise TypeError(f"where: condition must be an arrayx array, got {type(condition).__name__}")
+        raise not_an_array("where", "condition", condition)
     if condition.dtype != dt.bool:
         raise TypeError(f"where: condition has dtype {condition.dtype}; expected bool")
     n1, n2 = binary_nodes("where", x1, x2)
