@@ -80,3 +80,22 @@ def test_readme_links_every_docs_page():
     linked = {(readme.parent / t.split("#")[0]).resolve() for t in LINK.findall(readme.read_text())}
     unlinked = [name(page) for page in PAGES[1:] if page.resolve() not in linked]
     assert not unlinked, f"README.md does not link {unlinked}"
+
+
+# File names a page mentions as a command's argument that stand for the
+# reader's own script, not a file of the repository.
+READERS_SCRIPTS = {"script.py", "my_script.py", "my_neon_script.py", "my_ngraph_script.py"}
+FILE_NAME = re.compile(r"[\w./-]*\w\.(?:md|py|toml|cfg|txt|ipynb|cuh|cpp|h)\b")
+
+
+@pytest.mark.parametrize("page", PAGES + [ROOT / "pyproject.toml"], ids=name)
+def test_every_file_a_page_names_is_in_the_repository(page):
+    """A path (docs/design.md, graph/primitives.py) or file name (DESIGN.md) a
+    page or pyproject.toml names exists here: relative to the page, or as the
+    end of a path in the repository."""
+    files = [p.relative_to(ROOT).as_posix() for p in ROOT.rglob("*") if ".git" not in p.parts]
+    missing = [m for m in sorted(set(FILE_NAME.findall(page.read_text())))
+               if m not in READERS_SCRIPTS and not (page.parent / m).exists()
+               and not any(f == m or f.endswith("/" + m) for f in files)]
+    assert not missing, f"{name(page)} names files the repository does not have: {missing}"
+
