@@ -99,3 +99,31 @@ def test_every_file_a_page_names_is_in_the_repository(page):
                and not any(f == m or f.endswith("/" + m) for f in files)]
     assert not missing, f"{name(page)} names files the repository does not have: {missing}"
 
+
+SKLEARN_ON_ARRAYX = """
+import numpy as np, sklearn, arrayx as xp
+from sklearn.preprocessing import StandardScaler
+sklearn.set_config(array_api_dispatch=True)
+data = np.random.default_rng(0).random((100, 3))
+scaled = StandardScaler().fit_transform(xp.asarray(data))
+np.testing.assert_allclose(np.asarray(scaled), StandardScaler().fit_transform(data), rtol=1e-12)
+print(type(scaled).__name__)
+"""
+
+
+def test_scikit_learn_runs_on_arrayx_with_the_setting_the_readme_gives():
+    """The README says scikit-learn's array_api_dispatch needs SCIPY_ARRAY_API=1:
+    without it scikit-learn refuses, with it StandardScaler returns arrayx arrays."""
+    pytest.importorskip("sklearn", reason="scikit-learn is not installed (it comes with the bench extra)")
+    readme = (ROOT / "README.md").read_text()
+    assert re.search(r"`array_api_dispatch`\s+and\s+`SCIPY_ARRAY_API=1`", readme)
+    assert "SCIPY_ARRAY_API=1 python my_script.py" in readme
+    env = {k: v for k, v in os.environ.items() if k != "SCIPY_ARRAY_API"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    refused = subprocess.run([sys.executable, "-c", SKLEARN_ON_ARRAYX], env=env, capture_output=True, text=True,
+                             timeout=300)
+    assert refused.returncode != 0 and "SCIPY_ARRAY_API" in refused.stderr
+    ran = subprocess.run([sys.executable, "-c", SKLEARN_ON_ARRAYX], env=dict(env, SCIPY_ARRAY_API="1"),
+                         capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.split() == ["Array"]
