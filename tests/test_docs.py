@@ -127,3 +127,10 @@ def test_scikit_learn_runs_on_arrayx_with_the_setting_the_readme_gives():
                          capture_output=True, text=True, timeout=300)
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.split() == ["Array"]
+
+
+def test_readme_says_how_long_the_test_command_takes():
+    """The Quick start gives the test command and how long it took, and on what machine."""
+    readme = (ROOT / "README.md").read_text()
+    quick_start = readme[readme.index("## Quick start"):readme.index("## A tour")]
+    assert re.search(r"`python -m pytest tests` took \d+ minutes .* on a\s+2-vCPU", quick_start, re.S)
