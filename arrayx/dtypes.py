@@ -138,6 +138,15 @@ def real_dtype(dtype):
     return REAL_OF.get(dtype, dtype)
 
 
+# Functions the standard defines on floating dtypes only (sin, sqrt, atan2,
+# divide, mean, var, std) compute integer and bool arguments in the default
+# floating dtype, as NumPy does for int32 and int64 and JAX and PyTorch do
+# for every integer (NumPy gives float16 for int8 and bool, float32 for
+# int16): xp.sin(int array) and xp.mean(int array) are float64.
+FLOATING_CATEGORIES = frozenset(("floating", "real floating"))
+COMPUTED_AS_FLOATING = frozenset(INTEGER + (bool,))
+
+
 REAL_FLOATING_OF_SIZE = {d.itemsize: d for d in REAL_FLOATING}
 
 

@@ -42,6 +42,18 @@ DTYPES = {
 }
 
 
+# Functions of a floating category, and divide, compute integer and bool
+# arrays in the default floating dtype, float64, as NumPy and JAX do
+# (docs/semantics.md; NumPy itself gives float16 for int8 and bool).
+COMPUTED_AS_FLOAT64 = INTEGER + BOOL
+
+
+def computes_as_float64(row, dtype):
+    """Whether the function of table row `row` computes an argument of `dtype` as float64."""
+    name, _, category = row[:3]
+    return dtype in COMPUTED_AS_FLOAT64 and (category in ("floating", "real floating") or name == "divide")
+
+
 def xp_dtype(dtype):
     """The arrayx dtype of a NumPy dtype."""
     return getattr(xp, dtype.name)
@@ -53,7 +65,7 @@ def result_dtype(rule, dtype):
         return BOOL[0]
     if rule == "real":  # abs, real, imag: the real dtype of a complex input
         return {COMPLEX[0]: np.dtype(np.float32), COMPLEX[1]: np.dtype(np.float64)}.get(dtype, dtype)
-    if rule == "floating":  # divide: arrayx divides integers as the default float
+    if rule == "floating":  # divide: arrayx divides integers and bool as the default float
         return dtype if dtype.kind in "fc" else np.dtype(np.float64)
     return dtype
 
@@ -321,6 +333,27 @@ def test_binary_matches_numpy(row, dtype, data):
             check_complex_product(fn(left, right), reference(ref, a1, a2), a1, a2)
         else:
             check(fn(left, right), reference(ref, a1, a2), out, accuracy)
+
+
+@pytest.mark.parametrize("row, dtype", [
+    pytest.param(row, dtype, id=f"{row[0]}-{dtype}") for row in UNARY + BINARY for dtype in ALL
+    if computes_as_float64(row, dtype)])
+def test_floating_functions_compute_integer_and_bool_arrays_as_float64(row, dtype):
+    """sin(int array), atan2 of two (broadcast, or beside a Python scalar),
+    divide of bools: float64 results with NumPy's values for the arrays cast
+    to float64. The values span the dtype (its bounds, 0, 1); the float64
+    kernels themselves are the differential tests' above."""
+    name, ref, _, rule, accuracy, _ = row
+    left, right = operands(dtype)
+    out = result_dtype(rule, np.dtype(np.float64))
+    fn = getattr(xp, name)
+    f64 = np.float64
+    if name in UNARY_BY_NAME:
+        check(fn(xp.asarray(left)), reference(ref, left.astype(f64)), out, accuracy)
+        return
+    check(fn(xp.asarray(left), xp.asarray(right)), reference(ref, left.astype(f64), right.astype(f64)), out, accuracy)
+    scalar = python_scalars(dtype)[0]
+    check(fn(scalar, xp.asarray(right)), reference(ref, f64(scalar), right.astype(f64)), out, accuracy)
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=str)
@@ -865,21 +898,31 @@ def sample(dtype):
     return xp.asarray(operands(dtype)[1])
 
 
-@pytest.mark.parametrize("row", UNARY, ids=lambda row: row[0])
+def rejected(row):
+    """The dtypes the function of table row `row` refuses."""
+    return [dtype for dtype in ALL if dtype not in DTYPES[row[2]] and not computes_as_float64(row, dtype)]
+
+
+def test_only_the_floating_functions_accept_every_dtype():
+    """sin and the other functions of the floating category take every dtype;
+    each other function refuses some."""
+    assert {row[0] for row in UNARY if not rejected(row)} == {row[0] for row in UNARY if row[2] == "floating"}
+
+
+@pytest.mark.parametrize("row", [row for row in UNARY if rejected(row)], ids=lambda row: row[0])
 def test_unary_rejects_dtypes_outside_its_category(row):
-    name, _, category = row[:3]
-    rejected = [dtype for dtype in ALL if dtype not in DTYPES[category]]
-    assert rejected  # every function rejects something
-    for dtype in rejected:
+    name = row[0]
+    for dtype in rejected(row):
         with pytest.raises(TypeError, match=rf"\b{name}\b"):
             getattr(xp, name)(sample(dtype))
 
 
-@pytest.mark.parametrize("row", [row for row in BINARY if row[2] != "any"], ids=lambda row: row[0])
+@pytest.mark.parametrize("row", [row for row in BINARY if row[2] != "any" and row[0] != "divide"],
+                         ids=lambda row: row[0])
 def test_binary_rejects_dtypes_outside_its_category(row):
     name, _, category = row[:3]
     for dtype in ALL:
-        if dtype in DTYPES[category] or (name == "divide" and dtype.kind in "iu"):
+        if dtype in DTYPES[category] or computes_as_float64(row, dtype):
             continue
         with pytest.raises(TypeError, match=rf"\b{name}\b"):
             getattr(xp, name)(sample(dtype), sample(dtype))

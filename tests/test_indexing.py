@@ -107,21 +107,48 @@ def arrays_and_advanced_keys(draw, names=DTYPE_NAMES):
     return a, draw(advanced_keys(a.shape))
 
 
-def getitem_matches_numpy(a, key):
-    """x[key] is a[key]; or both raise an IndexError (arrayx naming __getitem__)."""
+def as_lists(key):
+    """The key with each NumPy array of one or more dimensions as the nested
+    list it holds (NumPy reads such a list as the index array)."""
+    items = key if isinstance(key, tuple) else (key,)
+    out = tuple(k.tolist() if isinstance(k, np.ndarray) and k.ndim else k for k in items)
+    return out if isinstance(key, tuple) else out[0]
+
+
+def getitem_matches_numpy(a, key, convert=to_xp):
+    """x[convert(key)] is a[key]; or both raise an IndexError (arrayx naming __getitem__)."""
     x = xp.asarray(a)
     try:
         expected = a[key]
     except IndexError:
         with pytest.raises(IndexError, match="__getitem__"):
-            x[to_xp(key)]
+            x[convert(key)]
         return
-    assert_same(x[to_xp(key)], expected)
+    assert_same(x[convert(key)], expected)
 
 
 @given(case=arrays_and_advanced_keys())
 def test_getitem_with_integer_arrays_matches_numpy(case):
     getitem_matches_numpy(*case)
+
+
+def as_written(key):
+    return key
+
+
+@given(case=arrays_and_advanced_keys())
+def test_getitem_with_numpy_arrays_and_lists_as_indices_matches_numpy(case):
+    """NumPy's own index arrays, and the lists NumPy reads as index arrays, index as in NumPy."""
+    a, key = case
+    getitem_matches_numpy(a, key, convert=as_written)
+    getitem_matches_numpy(a, as_lists(key), convert=as_written)
+
+
+@given(a=arrays(), data=st.data())
+def test_getitem_with_a_numpy_mask_or_a_list_of_bools_matches_numpy(a, data):
+    mask = data.draw(masks(a.shape, fit=data.draw(st.booleans())))
+    getitem_matches_numpy(a, mask, convert=as_written)
+    getitem_matches_numpy(a, as_lists(mask), convert=as_written)
 
 
 @pytest.mark.parametrize("key", [
@@ -180,7 +207,7 @@ def value_for(data, a, target_shape):
     return value, xp.asarray(value)
 
 
-def setitem_matches_numpy(a, key, value, xp_value):
+def setitem_matches_numpy(a, key, value, xp_value, convert=to_xp):
     """x[key] = value as in NumPy (or both raise); other arrays keep their values.
 
     Integer arrays with duplicate indices: the standard leaves unspecified which
@@ -195,10 +222,10 @@ def setitem_matches_numpy(a, key, value, xp_value):
         expected[key] = value
     except (IndexError, ValueError) as e:
         with pytest.raises(type(e), match="__setitem__"):
-            x[to_xp(key)] = xp_value
+            x[convert(key)] = xp_value
         assert_same(x, a)                 # a failed assignment leaves x as it was, as in NumPy
         return
-    x[to_xp(key)] = xp_value
+    x[convert(key)] = xp_value
     assert_same(x, expected)
     assert_same(alias, expected)          # one object: the alias sees the assignment
     assert_same(kept, a)
@@ -226,6 +253,17 @@ def test_setitem_with_a_boolean_mask_matches_numpy(a, data):
     except IndexError:
         target = ()
     setitem_matches_numpy(a, key, *value_for(data, a, target))
+
+
+@given(case=arrays_and_advanced_keys(SET_DTYPES), data=st.data())
+def test_setitem_with_numpy_arrays_and_lists_as_indices_matches_numpy(case, data):
+    a, key = case
+    key = data.draw(st.sampled_from([key, as_lists(key)]))
+    try:
+        target = a[key].shape
+    except IndexError:
+        target = ()
+    setitem_matches_numpy(a, key, *value_for(data, a, target), convert=as_written)
 
 
 def test_setitem_with_duplicate_indices_keeps_the_last_value_like_numpy():
@@ -356,8 +394,9 @@ def test_a_mask_that_does_not_fit_raises_at_the_call_and_leaves_x():
     ((xp.asarray([0]), ..., ...), IndexError),                       # two ellipses
     ((xp.asarray([0]), 5), IndexError),                              # integer out of bounds
     ((xp.asarray([0]), slice(None, None, 0)), ValueError),
-    ([0, 1], IndexError),                                            # a list: use xp.asarray
-    (np.array([0, 1]), IndexError),                                  # a NumPy array
+    ([0.5, 1], IndexError),                                          # a list of floats
+    ([[0, 1], [0]], IndexError),                                     # a ragged list
+    (np.array([0.0, 1.0]), IndexError),                              # a NumPy array of floats
 ])
 def test_getitem_errors_name_getitem(key, error):
     with pytest.raises(error, match="__getitem__"):

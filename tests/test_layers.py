@@ -1,4 +1,4 @@
-"""The layering of DESIGN.md, as import-linter contracts (pyproject.toml),
+"""The layering of docs/design.md, as import-linter contracts (pyproject.toml),
 and no import circles inside arrayx."""
 
 import pathlib

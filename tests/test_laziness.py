@@ -38,9 +38,12 @@ def test_each_force_point_runs_the_plan(force):
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: xp.eval(np.ones(3)), r"^eval: arrays\[0\] must be an arrayx array, got ndarray$"),
-    (lambda: xp.eval(xp.ones(2), [1.0]), r"^eval: arrays\[1\] must be an arrayx array, got list$"),
-    (lambda: xp.graph(np.ones(3)), r"^graph: x must be an arrayx array, got ndarray$"),
+    (lambda: xp.eval(np.ones(3)),
+     r"^eval: arrays\[0\] must be an arrayx array, got ndarray; convert it with xp\.asarray\(\.\.\.\)$"),
+    (lambda: xp.eval(xp.ones(2), [1.0]),
+     r"^eval: arrays\[1\] must be an arrayx array, got list; convert it with xp\.asarray\(\.\.\.\)$"),
+    (lambda: xp.graph(np.ones(3)),
+     r"^graph: x must be an arrayx array, got ndarray; convert it with xp\.asarray\(\.\.\.\)$"),
     (lambda: xp.graph(2.0), r"^graph: x must be an arrayx array, got float$"),
 ])
 def test_eval_and_graph_of_a_non_array_raise_a_type_error_naming_the_function(call, message):

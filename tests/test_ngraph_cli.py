@@ -3,6 +3,7 @@
 ngraph-python's walk-through notebooks (examples/ngraph_walk_through) run
 unmodified and train."""
 
+import importlib.util
 import math
 import os
 import re
@@ -10,6 +11,8 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+import numpy as np
 
 from arrayx.transformers import transformer_choices
 
@@ -72,39 +75,6 @@ TRAINING = textwrap.dedent("""
 """)
 
 
-# The data module the walk-through notebooks import: the interface and the
-# distribution of ngraph-python's examples/walk_through/gendata.py (this code
-# is the test's own). Each class k draws x = A_k z + b_k, with A_k and b_k
-# uniform in [-1, 1] and z normal with standard deviation 0.3 per feature.
-GENDATA = textwrap.dedent("""
-    import math
-
-    import numpy as np
-
-
-    class MixtureGenerator:
-        def __init__(self, pvals, shape, seed=0):
-            self.shape = (shape,) if isinstance(shape, int) else tuple(shape)
-            size = math.prod(self.shape)
-            self.rng = np.random.default_rng(seed)
-            self.transforms = self.rng.uniform(-1, 1, (len(pvals), size, size))
-            self.offsets = self.rng.uniform(-1, 1, (len(pvals), size))
-            # The last class takes the probability the others leave, as gendata's does.
-            self.pvals = np.append(pvals[:-1], 1 - sum(pvals[:-1]))
-
-        def gen_data(self, batch_size, n_batches):
-            XS, YS = [], []
-            for _ in range(n_batches):
-                ys = self.rng.choice(len(self.pvals), size=batch_size, p=self.pvals)
-                z = self.rng.normal(0, 0.3, (batch_size, self.offsets.shape[1]))
-                xs = np.einsum("nij,nj->ni", self.transforms[ys], z) + self.offsets[ys]
-                # Features first, samples along the last axis: shape + (batch_size,).
-                XS.append(xs.T.reshape(self.shape + (batch_size,)))
-                YS.append(ys)
-            return XS, YS
-""")
-
-
 def run_script(script, *path):
     """`python -m arrayx.ngraph script`, with `path` after this checkout on PYTHONPATH."""
     entries = [str(REPO), *map(str, path), os.environ.get("PYTHONPATH", "")]
@@ -119,12 +89,27 @@ def run(tmp_path, source):
     return run_script(script)
 
 
-def run_walk_through(tmp_path, name):
-    """A committed walk-through script as it is, with the test's gendata importable."""
-    (tmp_path / "gendata.py").write_text(GENDATA)
-    proc = run_script(WALK_THROUGH / f"{name}.py", tmp_path)
+def walk_through_command(name):
+    return f"python -m arrayx.ngraph examples/ngraph_walk_through/{name}.py"
+
+
+def run_walk_through(name):
+    """A committed walk-through script as it is, run by its command as a reader
+    of a fresh clone runs it: from the repository's root, with only arrayx on
+    the path (the script imports gendata.py from beside it)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.run([sys.executable, *walk_through_command(name).split()[1:]], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
+
+
+def load_gendata():
+    """The walk-through's gendata.py, the one copy the scripts import."""
+    spec = importlib.util.spec_from_file_location("gendata", WALK_THROUGH / "gendata.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_seed_examples_print_the_seeds_values(tmp_path):
@@ -140,13 +125,13 @@ def test_variables_and_assign_through_the_shim(tmp_path):
     assert proc.stdout.split() == ["ndarray", "True", "True"]
 
 
-def test_walk_through_graph_introduction_prints_x_plus_one(tmp_path):
+def test_walk_through_graph_introduction_prints_x_plus_one():
     # The notebook runs its x + 1 loop twice: the complete program, then step by step.
-    assert run_walk_through(tmp_path, "Graph_Introduction").splitlines() == [str(float(i + 1)) for i in range(5)] * 2
+    assert run_walk_through("Graph_Introduction").splitlines() == [str(float(i + 1)) for i in range(5)] * 2
 
 
-def test_walk_through_logistic_regression_part_1_trains(tmp_path):
-    out = run_walk_through(tmp_path, "Logistic_Regression_Part_1")
+def test_walk_through_logistic_regression_part_1_trains():
+    out = run_walk_through("Logistic_Regression_Part_1")
     losses = [float(v) for v in re.findall(r"loss (\S+)", out)]
     assert len(losses) == 10 * 10   # 10 epochs of 10 batches
     # W starts at 0: every prediction is 1/2, a loss of log 2 per sample (float32 rounding).
@@ -154,8 +139,8 @@ def test_walk_through_logistic_regression_part_1_trains(tmp_path):
     assert sum(losses[-10:]) / 10 < math.log(2) / 2
 
 
-def test_walk_through_logistic_regression_part_2_trains(tmp_path):
-    out = run_walk_through(tmp_path, "Logistic_Regression_Part_2")
+def test_walk_through_logistic_regression_part_2_trains():
+    out = run_walk_through("Logistic_Regression_Part_2")
     lines = out.splitlines()
     assert lines[0] == "['W', 'b']"
     start = float(re.search(r"Starting avg loss: (\S+)", out).group(1))
@@ -163,3 +148,31 @@ def test_walk_through_logistic_regression_part_2_trains(tmp_path):
     # 4 evaluation batches of summed losses over 128 samples, each log 2 at W = 0, b = 0.
     assert math.isclose(start, 4 * math.log(2), rel_tol=1e-6)
     assert len(epochs) == 10 and max(epochs) < start and epochs[-1] < start / 2
+
+
+def test_gendata_draws_each_class_with_its_probability_features_first():
+    """The walk-through's data: batches of features of the given shape plus a
+    trailing batch axis, classes drawn with pvals (the last takes the rest),
+    the features of each class an affine image of N(0, 0.3^2) noise."""
+    g = load_gendata().MixtureGenerator([0.25, 0.75], (2, 3), seed=1)
+    XS, YS = g.gen_data(4000, 2)
+    assert [x.shape for x in XS] == [(2, 3, 4000)] * 2 and [y.shape for y in YS] == [(4000,)] * 2
+    ys = np.concatenate(YS)
+    # 8000 Bernoulli(0.25) draws: the frequency's standard deviation is 0.0048; 5 of them.
+    assert abs(np.mean(ys == 0) - 0.25) < 0.025
+    xs = np.concatenate([x.reshape(6, -1) for x in XS], axis=1)
+    for k in (0, 1):
+        # The class mean is its offset b_k: the noise's mean over n samples is within 5 sd of 0.
+        samples = xs[:, ys == k]
+        bound = 5 * 0.3 * np.sqrt(6) / np.sqrt(samples.shape[1])
+        np.testing.assert_allclose(samples.mean(axis=1), g.offsets[k], atol=bound)
+
+
+def test_the_documented_walk_through_commands_are_the_ones_run_above():
+    """README.md gives a walk-through command, and every one README.md and
+    docs/ngraph.md give is one the tests above run."""
+    pattern = r"^(python -m arrayx\.ngraph examples/ngraph_walk_through/\S+)$"
+    readme = re.findall(pattern, (REPO / "README.md").read_text(), re.M)
+    commands = readme + re.findall(pattern, (REPO / "docs" / "ngraph.md").read_text(), re.M)
+    run_above = ("Graph_Introduction", "Logistic_Regression_Part_1", "Logistic_Regression_Part_2")
+    assert readme and set(commands) <= {walk_through_command(name) for name in run_above}

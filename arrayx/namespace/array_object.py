@@ -53,8 +53,6 @@ class Array:
 
     __slots__ = ("_node", "__weakref__")
     _node: Node
-    # NumPy ufuncs defer to arrayx's reflected operators instead of converting.
-    __array_ufunc__ = None
 
     @staticmethod
     def _new(node):

@@ -252,11 +252,18 @@ def is_scalar(x):
     return type(x) in PYTHON_SCALARS
 
 
+def not_an_array(name, argname, x, expected="an arrayx array"):
+    """The TypeError for an argument `x` that is not what `expected` says;
+    for a NumPy array, a list or a tuple, it says how to convert it."""
+    hint = "; convert it with xp.asarray(...)" if isinstance(x, (np.ndarray, list, tuple)) else ""
+    return TypeError(f"{name}: {argname} must be {expected}, got {type(x).__name__}{hint}")
+
+
 def node_of(x, name, argname="x"):
     """The node of Array `x`, or a TypeError naming the function and operand."""
     if isinstance(x, Array):
         return x._node
-    raise TypeError(f"{name}: {argname} must be an arrayx array, got {type(x).__name__}")
+    raise not_an_array(name, argname, x)
 
 
 def check_dtype(node, accepts, name, argname="x"):
@@ -272,6 +279,17 @@ def astype_node(node, dtype):
     if node.dtype == dtype:
         return node
     return apply(P["astype"], (node,), (dtype,))
+
+
+def floating_argument(node, category):
+    """`node` as an argument of a function that the standard defines on the
+    floating dtype `category` only ("floating" or "real floating"): an
+    integer or bool array becomes the default floating dtype, as NumPy and
+    JAX compute `sin` and `mean` of one (dtypes.COMPUTED_AS_FLOATING). Other
+    dtypes are left as they are, for the category check to accept or refuse."""
+    if node.dtype in dt.COMPUTED_AS_FLOATING and category in dt.FLOATING_CATEGORIES:
+        return apply(P["astype"], (node,), (dt.DEFAULT_FLOAT,))
+    return node
 
 
 def same_device(name, nodes):
@@ -359,6 +377,7 @@ def check_device(device, name):
 
 __all__ = [
     "P", "wrap", "set_eager", "eager_mode", "make", "composite", "dynamic", "leaf", "buffer_node", "scalar_node",
-    "check_int", "is_scalar", "node_of", "check_dtype", "astype_node", "same_device", "broadcast_node", "reshape_node",
-    "normalize_axis", "normalize_axes", "normalize_shape", "check_size", "check_device", "broadcast_shapes",
+    "check_int", "is_scalar", "node_of", "not_an_array", "check_dtype", "astype_node", "floating_argument",
+    "same_device", "broadcast_node", "reshape_node", "normalize_axis", "normalize_axes", "normalize_shape",
+    "check_size", "check_device", "broadcast_shapes",
 ]

@@ -3,7 +3,9 @@
 Most are one primitive each (see graph/primitives.py for the dtype category
 each accepts); `positive`, `reciprocal` and `clip` are composites. Binary
 functions accept Python scalars for either operand (not both), which take the
-array's dtype where the standard says so.
+array's dtype where the standard says so. Functions of a floating category
+(`sin`, `sqrt`, `atan2`, `divide`, ...) compute integer and bool arrays in the
+default floating dtype (build.floating_argument), as NumPy and JAX do.
 """
 
 import numpy as np
@@ -12,18 +14,21 @@ from .. import dtypes as dt
 from ..dtypes import PYTHON_SCALARS
 from ..graph.apply import apply
 from .array_object import Array
-from .build import P, astype_node, broadcast_shapes, composite, make, scalar_beside, scalar_node, wrap
+from .build import (P, astype_node, broadcast_shapes, composite, floating_argument, make, not_an_array, scalar_beside,
+                    scalar_node, wrap)
 from .hints import Operand
 from .traced_scalar import TracedScalar
 
 
 def _type_error(name, argname, x):
-    return TypeError(f"{name}: {argname} must be an arrayx array or a Python scalar, got {type(x).__name__}")
+    return not_an_array(name, argname, x, "an arrayx array or a Python scalar")
 
 
 def _python_scalar(x):
-    """NumPy scalars (np.float64(2), results of np.mean) act as Python scalars."""
-    return x.item() if isinstance(x, np.generic) and x.dtype.kind in "biufc" else x
+    """NumPy scalars (np.float64(2), results of np.mean) and 0-d NumPy arrays act as Python scalars."""
+    if isinstance(x, np.generic) or (isinstance(x, np.ndarray) and x.ndim == 0):
+        return x.item() if x.dtype.kind in "biufc" else x
+    return x
 
 
 def binary_nodes(name, x1, x2):
@@ -76,10 +81,13 @@ def _scalar_beside(name, argname, x, node):
 
 def _binary_apply(prim, name, x1, x2):
     inputs = binary_nodes(name, x1, x2)
-    # graph.apply would check the promoted operands; the message names the user's.
     if inputs[0].dtype not in prim.accepts:
-        raise TypeError(f"{name}: operands have dtypes {_dtype_of(x1)} and {_dtype_of(x2)}; "
-                        f"expected {prim.category} dtypes")
+        n1, n2 = inputs
+        inputs = floating_argument(n1, prim.category), floating_argument(n2, prim.category)
+        # graph.apply would check the promoted operands; the message names the user's.
+        if inputs[0].dtype not in prim.accepts:
+            raise TypeError(f"{name}: operands have dtypes {_dtype_of(x1)} and {_dtype_of(x2)}; "
+                            f"expected {prim.category} dtypes")
     return wrap(apply(prim, inputs, (), name))
 
 
@@ -89,18 +97,23 @@ def _dtype_of(x):
 
 def _unary_node(prim, name, x):
     if not isinstance(x, Array):
-        raise TypeError(f"{name}: x must be an arrayx array, got {type(x).__name__}")
-    return apply(prim, (x._node,), (), name)
+        raise not_an_array(name, "x", x)
+    node = x._node
+    if node.dtype not in prim.accepts:   # refused by apply, unless the function computes it as floating
+        node = floating_argument(node, prim.category)
+    return apply(prim, (node,), (), name)
 
 
 def _documented(fn, name, doc, prim, operands):
     """`fn` named `name`, with the standard's summary `doc` and its
     Parameters/Returns/Raises sections (`operands`: its parameter names)."""
-    category = "any" if prim.category in (None, "any") else f"a {prim.category}"
+    accepted = "any data type" if prim.category in (None, "any") else f"a {prim.category} data type"
+    if prim.category in dt.FLOATING_CATEGORIES:
+        accepted += "; an integer or bool array is computed in the default floating dtype"
     kind = "an arrayx array" if len(operands) == 1 else "an arrayx array or a Python scalar (not both)"
     parameters = "".join(f"""
     {x} : Array{'' if len(operands) == 1 else ' | bool | int | float | complex'}
-        Input array; should have {category} data type.""" for x in operands)
+        Input array; should have {accepted}.""" for x in operands)
     binary_raises = "" if len(operands) == 1 else """
     ValueError
         Shapes that do not broadcast, or operands on different devices."""
@@ -248,23 +261,17 @@ def divide(x1: Operand, x2: Operand, /) -> Array:
     Returns
     -------
     out : Array
-        The element-wise results, of a floating-point dtype: integer operands
-        are divided as the default floating-point dtype.
+        The element-wise results, of a floating-point dtype: integer and bool
+        operands are divided in the default floating-point dtype.
 
     Raises
     ------
     TypeError
-        An operand that is not an arrayx array or a Python scalar (not both),
-        or whose dtype is not numeric.
+        An operand that is not an arrayx array or a Python scalar (not both).
     ValueError
         Shapes that do not broadcast, or operands on different devices.
     """
-    n1, n2 = binary_nodes("divide", x1, x2)
-    if n1.dtype not in _DIVIDE.accepts:
-        if n1.dtype not in dt.CATEGORIES["numeric"]:
-            raise TypeError(f"divide: operands have dtypes {_dtype_of(x1)} and {_dtype_of(x2)}; expected numeric dtypes")
-        n1, n2 = astype_node(n1, dt.DEFAULT_FLOAT), astype_node(n2, dt.DEFAULT_FLOAT)
-    return wrap(make(_DIVIDE, (n1, n2)))
+    return _binary_apply(_DIVIDE, "divide", x1, x2)
 
 
 def positive(x: Array, /) -> Array:
@@ -286,7 +293,7 @@ def positive(x: Array, /) -> Array:
         x not an arrayx array, or of a non-numeric dtype.
     """
     if not isinstance(x, Array):
-        raise TypeError(f"positive: x must be an arrayx array, got {type(x).__name__}")
+        raise not_an_array("positive", "x", x)
     if x.dtype not in dt.CATEGORIES["numeric"]:
         raise TypeError(f"positive: x has dtype {x.dtype}; expected a numeric dtype")
     return Array._new(x._node)
@@ -299,7 +306,8 @@ def reciprocal(x: Array, /) -> Array:
     Parameters
     ----------
     x : Array
-        Input array; should have a floating-point data type.
+        Input array; should have a floating-point data type; an integer or
+        bool array is computed in the default floating dtype.
 
     Returns
     -------
@@ -309,13 +317,11 @@ def reciprocal(x: Array, /) -> Array:
     Raises
     ------
     TypeError
-        x not an arrayx array, or of a non-floating-point dtype.
+        x not an arrayx array.
     """
     if not isinstance(x, Array):
-        raise TypeError(f"reciprocal: x must be an arrayx array, got {type(x).__name__}")
-    if x.dtype not in dt.CATEGORIES["floating"]:
-        raise TypeError(f"reciprocal: x has dtype {x.dtype}; expected a floating dtype")
-    return _binary_apply(_DIVIDE, "reciprocal", 1.0, x)
+        raise not_an_array("reciprocal", "x", x)
+    return _binary_apply(_DIVIDE, "reciprocal", 1.0, x)   # 1.0 beside an integer or bool array is float64
 
 
 def _clip_bound(x, bound, argname):
@@ -366,7 +372,7 @@ def clip(x: Array, /, min: int | float | Array | None = None, max: int | float |
         Shapes that do not broadcast, or a bound on another device.
     """
     if not isinstance(x, Array):
-        raise TypeError(f"clip: x must be an arrayx array, got {type(x).__name__}")
+        raise not_an_array("clip", "x", x)
     if x.dtype not in dt.CATEGORIES["real numeric"]:
         raise TypeError(f"clip: x has dtype {x.dtype}; expected a real numeric dtype")
     node = x._node
@@ -406,7 +412,7 @@ def where(condition: Array, x1: Operand, x2: Operand, /) -> Array:
         Shapes that do not broadcast, or operands on different devices.
     """
     if not isinstance(condition, Array):
-        raise TypeError(f"where: condition must be an arrayx array, got {type(condition).__name__}")
+        raise not_an_array("where", "condition", condition)
     if condition.dtype != dt.bool:
         raise TypeError(f"where: condition has dtype {condition.dtype}; expected bool")
     n1, n2 = binary_nodes("where", x1, x2)

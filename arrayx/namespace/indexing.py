@@ -12,6 +12,10 @@ Such a key becomes one `gather` node (assignment: one `scatter` node) whose key
 template names each item: ("slice", start, stop, step) in the slice primitive's
 convention, ("int", i), ("array", k) for the k-th index array, ("newaxis",).
 
+NumPy integer and boolean arrays, and Python lists of ints or bools (which
+NumPy reads as index arrays, never as tuples of indices), index as the arrayx
+arrays they convert to.
+
 Boolean masks have data-dependent shapes: indexing with one is a force point
 (the mask becomes integer index arrays through `nonzero`). The exception is an
 assignment whose value does not depend on the number of selected elements,
@@ -35,7 +39,7 @@ from .array_object import Array
 from .hints import Key, Operand
 from .traced_scalar import TracedScalar
 from .build import (P, astype_node, broadcast_node, buffer_node, dynamic, make, node_of, normalize_axis,
-                    reshape_node, same_device, scalar_node, wrap)
+                    not_an_array, reshape_node, same_device, scalar_node, wrap)
 
 __all__ = ["take", "take_along_axis"]
 
@@ -166,9 +170,31 @@ def _items(key, name):
 def _is_basic(key):
     """Whether a key has no array and no boolean scalar (the common, cheap case)."""
     for k in key if type(key) is tuple else (key,):
-        if isinstance(k, (Array, np.bool_)) or type(k) is bool:
+        if isinstance(k, (Array, np.bool_, np.ndarray, list)) or type(k) is bool:
             return False
     return True
+
+
+def _with_index_arrays(key, device, name):
+    """The key with each NumPy array and list in it as an arrayx index array on `device`."""
+    if type(key) is tuple:
+        return tuple(_index_array(k, device, name) for k in key)
+    return _index_array(key, device, name)
+
+
+def _index_array(k, device, name):
+    if not isinstance(k, (np.ndarray, list)):
+        return k
+    try:
+        host = np.asarray(k)
+    except ValueError:
+        raise IndexError(f"{name}: cannot read the list index {k!r} as an array") from None
+    if type(k) is list and host.size == 0:
+        host = host.astype(dt.DEFAULT_INDEX.dtype)   # x[[]] selects nothing, as in NumPy
+    if host.dtype.kind not in "biu":
+        raise IndexError(f"{name}: index arrays must have an integer or boolean dtype, got {type(k).__name__} of "
+                         f"dtype {host.dtype}")
+    return Array._new(buffer_node(host.astype(host.dtype.newbyteorder("="), copy=False), device))
 
 
 def _consumed(kind, k):
@@ -344,7 +370,8 @@ def getitem(x, key):
     """Returns self[key].
 
     key: integers, slices, `...`, None, integer arrays (0-d too) and boolean
-    arrays, alone or in a tuple (see the module docstring). Indexing with a
+    arrays (arrayx's, NumPy's, or lists), alone or in a tuple (see the module
+    docstring). Indexing with a
     boolean array evaluates it (a force point); out-of-bounds integer-array
     indices raise an IndexError when the result is evaluated.
     """
@@ -355,7 +382,7 @@ def getitem(x, key):
         element = None if index is None else read_element(node, index)
         if element is not None:
             return Array._new(element)
-    if _is_basic(key) or _is_basic(key := _known_integers(key)):
+    if _is_basic(key) or _is_basic(key := _known_integers(_with_index_arrays(key, node.device, "__getitem__"))):
         starts, stops, steps, out = parse_key(key, node.shape, "__getitem__")
         return wrap(reshape_node(_sliced(node, starts, stops, steps), out))
     plan = _plan(node, *_check(node, _items(key, "__getitem__"), "__getitem__"), "__getitem__")
@@ -403,7 +430,7 @@ def _value_node(node, value):
         if dt.scalar_dtype(value.kind(), node.dtype) != node.dtype:   # kind(): a zero of its kind
             raise TypeError(f"__setitem__: cannot assign a Python {value.kind.__name__} to a {node.dtype} array")
         return value.node_as(node.dtype)
-    raise TypeError(f"__setitem__: value must be an arrayx array or a Python scalar, got {type(value).__name__}")
+    raise not_an_array("__setitem__", "value", value, "an arrayx array or a Python scalar")
 
 
 def _check_value(vshape, shape, shown=None):
@@ -488,6 +515,7 @@ def setitem(x, key, value):
         _check_value(vnode.shape, out)
         vnode = reshape_node(broadcast_node(vnode, out), slice_shape(starts, stops, steps))
         return wrap(make(P["update_slice"], (node, vnode), (starts, stops, steps)))
+    key = _with_index_arrays(key, node.device, "__setitem__")
     items, ellipsis_axes = _check(node, _items(key, "__setitem__"), "__setitem__", bounds=True)
     lazy = _lazy_mask(node, items, vnode)
     if lazy is not None:

@@ -1,5 +1,6 @@
 """The Array methods written with namespace functions: the operators, indexing,
-`T`, `mT`, `to_device` and `__array_namespace__`.
+`T`, `mT`, `to_device`, `__array_namespace__`, `__array_ufunc__` and NumPy's
+habits (numpy_methods.py).
 
 `install(namespace)` puts them on Array. The arrayx package calls it once the
 Array class and the namespace functions both exist, so the array object and
@@ -7,11 +8,12 @@ the function modules (which build Arrays) do not import each other.
 """
 
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 
 from .. import dtypes as dt
-from . import creation, elementwise as ew, indexing, linear_algebra, manipulation
+from . import creation, elementwise as ew, indexing, linear_algebra, manipulation, numpy_methods
 from .array_object import Array
 from .hints import DeviceLike, Key, Operand
 from .traced_scalar import TracedScalar
@@ -35,18 +37,27 @@ _COMPARISONS = {"eq": ew.equal, "ne": ew.not_equal, "lt": ew.less, "le": ew.less
 _UNARY = {"abs": ew.abs, "neg": ew.negative, "pos": ew.positive, "invert": ew.bitwise_invert}
 
 
+def _mixed_with_numpy(name):
+    return TypeError(f"{name}: cannot combine an arrayx array with a numpy.ndarray; convert it with "
+                     f"xp.asarray(...) first (or the arrayx array with np.asarray(...) for a NumPy result)")
+
+
 def _foreign(fn, other):
     """NotImplemented for an operand arrayx does not know; a clear error for NumPy arrays."""
     if isinstance(other, np.ndarray):
-        raise TypeError(f"{fn.__name__}: cannot combine an arrayx array with a numpy.ndarray; "
-                        f"convert it with xp.asarray first")
+        raise _mixed_with_numpy(fn.__name__)
     return NotImplemented
 
 
 def _operand(x):
     """Whether an operator takes `x` beside an array: an array, a Python or a
-    NumPy scalar, or a Python scalar argument jit traces."""
-    return type(x) in _OPERAND_TYPES or isinstance(x, (Array, np.generic, TracedScalar))
+    NumPy scalar, a 0-d NumPy array (which acts as a NumPy scalar), or a
+    Python scalar argument jit traces."""
+    return type(x) in _OPERAND_TYPES or isinstance(x, (Array, np.generic, TracedScalar)) or _numpy_0d(x)
+
+
+def _numpy_0d(x):
+    return isinstance(x, np.ndarray) and x.ndim == 0
 
 
 def _in_place(array, fn, other):
@@ -124,6 +135,55 @@ def _in_place_method(fn):
     return method
 
 
+# The arrayx names of NumPy's ufuncs where they differ (np.arcsin is xp.asin).
+_NUMPY_NAMES = {
+    "absolute": "abs", "arccos": "acos", "arccosh": "acosh", "arcsin": "asin", "arcsinh": "asinh",
+    "arctan": "atan", "arctan2": "atan2", "arctanh": "atanh", "conjugate": "conj", "invert": "bitwise_invert",
+    "left_shift": "bitwise_left_shift", "right_shift": "bitwise_right_shift", "power": "pow",
+}
+# The functions behind the binary operators, by their NumPy ufunc: NumPy's
+# scalars (np.float64(2) * x) apply an operator through its ufunc.
+_OPERATOR_FUNCTIONS = {getattr(np, numpy_name): fn for fn in list(_ARITHMETIC.values()) + list(_COMPARISONS.values())
+                       for numpy_name, name in [*_NUMPY_NAMES.items(), (fn.__name__, fn.__name__)]
+                       if name == fn.__name__}
+_NUMPY_SCALARS = (np.generic, np.ndarray)
+
+
+def _array_ufunc(namespace):
+    """Array.__array_ufunc__: NumPy calls it for np.sin(x), np_array + x and
+    np.float64(2) * x. The last is a binary operator with a NumPy scalar
+    (a 0-d array, for comparisons), which arrayx takes as the Python scalar
+    it holds; the others raise a TypeError that says what to write instead."""
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Array:
+        """NumPy's ufuncs on arrayx arrays: an operator with a NumPy scalar
+        (np.float64(2) * x) is the operator with the Python scalar it holds.
+
+        Raises
+        ------
+        TypeError
+            Any other ufunc call, saying what to write instead (xp.sin(x) for
+            np.sin(x), xp.asarray for a NumPy array operand).
+        """
+        fn = _OPERATOR_FUNCTIONS.get(ufunc)
+        if fn is not None and method == "__call__" and not kwargs:
+            # The common case first, one operand self, the other a NumPy scalar:
+            # `np.float64(2) * x` in a loop costs what `2.0 * x` does, plus NumPy's dispatch.
+            x1, x2 = inputs
+            if x2 is self and isinstance(x1, _NUMPY_SCALARS) and x1.ndim == 0 and x1.dtype.kind in "biufc":
+                return fn(x1.item(), self)
+            if x1 is self and isinstance(x2, _NUMPY_SCALARS) and x2.ndim == 0 and x2.dtype.kind in "biufc":
+                return fn(self, x2.item())
+        name = _NUMPY_NAMES.get(ufunc.__name__, ufunc.__name__)
+        mixed = any(isinstance(a, np.ndarray) and a.ndim for a in inputs) or "out" in kwargs
+        if fn is not None and mixed:
+            raise _mixed_with_numpy(name)
+        call = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+        instead = f"xp.{name}(...)" if method == "__call__" and hasattr(namespace, name) else "the arrayx function"
+        raise TypeError(f"{call}: NumPy's ufuncs do not take arrayx arrays; write {instead}, or convert the "
+                        f"array with np.asarray(x) for a NumPy result")
+    return __array_ufunc__
+
+
 def _operator_methods():
     """(name, method) for __op__, __rop__ and __iop__ of each operator of the standard."""
     methods = [(f"__{op}__", _unary(fn)) for op, fn in _UNARY.items()]
@@ -176,7 +236,9 @@ def _getitem(self, key: Key, /) -> Array:
     Parameters
     ----------
     key : int | slice | ellipsis | None | Array | tuple of them
-        Basic indices, an integer array (or several) or a boolean mask.
+        Basic indices, an integer array (or several) or a boolean mask; NumPy
+        integer and boolean arrays and lists of ints or bools index as the
+        arrayx arrays they convert to.
 
     Returns
     -------
@@ -209,8 +271,8 @@ def install(namespace):
 
     methods = _operator_methods() + [
         ("to_device", _to_device), ("__getitem__", _getitem), ("__setitem__", indexing.assign),
-        ("__array_namespace__", __array_namespace__),
-    ]
+        ("__array_namespace__", __array_namespace__), ("__array_ufunc__", _array_ufunc(namespace)),
+    ] + list(numpy_methods.METHODS.items())
     for name, method in methods:
         method.__name__ = name
         method.__qualname__ = f"Array.{name}"

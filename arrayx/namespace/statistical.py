@@ -3,13 +3,15 @@
 sum, prod, max, min and the cumulative functions are primitives; mean, var
 and std are composites of them. Those that accumulate run in
 `dtypes.accumulator` of their dtype (float16 in float32) and round once.
+mean, var and std compute integer and bool arrays in the default floating
+dtype (build.floating_argument), as NumPy does.
 """
 
 import math
 
 from .. import dtypes as dt
-from .build import (P, astype_node, check_dtype, composite, make, node_of, normalize_axes, normalize_axis, pad_node,
-                    scalar_node, wrap)
+from .build import (P, astype_node, check_dtype, composite, floating_argument, make, node_of, normalize_axes,
+                    normalize_axis, pad_node, scalar_node, wrap)
 from .creation import check_dtype_arg
 from .hints import Array, Axes, DType
 
@@ -203,7 +205,8 @@ def mean(x: Array, /, *, axis: Axes = None, keepdims: bool = False) -> Array:
     Parameters
     ----------
     x : Array
-        Input array; must have a floating-point data type.
+        Input array; should have a floating-point data type; an integer or bool
+        array is computed in the default floating dtype.
     axis : int | tuple of ints | None
         Axis or axes along which to compute means (negative counts from the
         last); None: over the entire array. Default: None.
@@ -214,17 +217,17 @@ def mean(x: Array, /, *, axis: Axes = None, keepdims: bool = False) -> Array:
     -------
     out : Array
         The arithmetic means (NaN over zero elements; 0-d over the entire
-        array), of x's dtype.
+        array), of x's dtype (the default floating dtype for integer and bool x).
 
     Raises
     ------
     TypeError
-        x not an array, or not of a floating-point dtype.
+        x not an array.
     ValueError
         An axis out of bounds, or a repeated axis.
     """
-    node = node_of(x, "mean")
-    check_dtype(node, "floating", "mean")  # narrower than sum's numeric: the standard's mean takes floating dtypes
+    # Every dtype is floating, integer or bool: the first is the standard's, the others are computed as floating.
+    node = floating_argument(node_of(x, "mean"), "floating")
     axes = normalize_axes(axis, len(node.shape), "mean")
     wide = astype_node(node, dt.accumulator(node.dtype))
     return wrap(astype_node(_mean_node(wide, axes, bool(keepdims), "mean"), node.dtype))
@@ -232,7 +235,7 @@ def mean(x: Array, /, *, axis: Axes = None, keepdims: bool = False) -> Array:
 
 def _var_node(x, axis, correction, keepdims, name):
     """The variance of x in x's accumulator dtype, and x's dtype (the result's)."""
-    node = node_of(x, name)
+    node = floating_argument(node_of(x, name), "real floating")
     check_dtype(node, "real floating", name)  # the standard's var and std: narrower than their primitives'
     if type(correction) not in (int, float) or correction < 0:
         raise ValueError(f"{name}: correction must be a non-negative int or float, got {correction!r}")
@@ -254,7 +257,8 @@ def var(x: Array, /, *, axis: Axes = None, correction: int | float = 0.0, keepdi
     Parameters
     ----------
     x : Array
-        Input array; must have a real-valued floating-point data type.
+        Input array; should have a real-valued floating-point data type; an
+        integer or bool array is computed in the default floating dtype.
     axis : int | tuple of ints | None
         Axis or axes along which to compute variances (negative counts from the
         last); None: over the entire array. Default: None.
@@ -268,12 +272,12 @@ def var(x: Array, /, *, axis: Axes = None, correction: int | float = 0.0, keepdi
     -------
     out : Array
         The variances (NaN where N - correction <= 0; 0-d over the entire
-        array), of x's dtype.
+        array), of x's dtype (the default floating dtype for integer and bool x).
 
     Raises
     ------
     TypeError
-        x not an array, or not of a real floating-point dtype.
+        x not an array, or of a complex dtype.
     ValueError
         A negative correction, an axis out of bounds, or a repeated axis.
     """
@@ -288,7 +292,8 @@ def std(x: Array, /, *, axis: Axes = None, correction: int | float = 0.0, keepdi
     Parameters
     ----------
     x : Array
-        Input array; must have a real-valued floating-point data type.
+        Input array; should have a real-valued floating-point data type; an
+        integer or bool array is computed in the default floating dtype.
     axis : int | tuple of ints | None
         Axis or axes along which to compute standard deviations (negative counts
         from the last); None: over the entire array. Default: None.
@@ -302,12 +307,12 @@ def std(x: Array, /, *, axis: Axes = None, correction: int | float = 0.0, keepdi
     -------
     out : Array
         The standard deviations (NaN where N - correction <= 0; 0-d over the
-        entire array), of x's dtype.
+        entire array), of x's dtype (the default floating dtype for integer and bool x).
 
     Raises
     ------
     TypeError
-        x not an array, or not of a real floating-point dtype.
+        x not an array, or of a complex dtype.
     ValueError
         A negative correction, an axis out of bounds, or a repeated axis.
     """

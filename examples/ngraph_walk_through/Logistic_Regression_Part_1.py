@@ -22,8 +22,8 @@
 # is unchanged.
 #
 # Run: python -m arrayx.ngraph Logistic_Regression_Part_1.py
-# It imports `gendata`: ngraph-python's examples/walk_through/gendata.py, or
-# any module drawing the same mixture, beside this file or on PYTHONPATH.
+# It imports `gendata`: gendata.py beside this file draws the mixture
+# ngraph-python's examples/walk_through/gendata.py draws.
 
 import ngraph as ng
 import ngraph.transformers as ngt
