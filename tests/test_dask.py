@@ -119,6 +119,7 @@ def test_a_primitive_dask_lacks_runs_on_the_host_and_the_rest_stays_on_dask(sche
     np.testing.assert_array_equal(np.asarray(result), np.take(data[0] * 2.0, [3, 0, 29, 3], axis=1) + 1.0)
 
 
+@pytest.mark.usefixtures("both_cpu_kernel_paths")   # a chunk is a view: the native kernel reads its strides
 def test_views_are_dask_operations(scheduler, data):
     x, = on_dask(data[0])
     a = data[0]

@@ -38,7 +38,8 @@ def chunk_program(group, in_shapes):
             axes = instruction.attrs[0]
             attrs, result_shape = (axes, True), reduced_shape(shape, axes, True)
         body.append(Instruction(instruction.op, attrs, instruction.args, result_shape, instruction.dtype))
-    inputs = tuple((s, dtype, "C") for s, (_, dtype, _) in zip(in_shapes, group.inputs))
+    # A chunk may be any view of its array: its layout is unknown ("S").
+    inputs = tuple((s, dtype, "S") for s, (_, dtype, _) in zip(in_shapes, group.inputs))
     return FusedKernel(FusedGroup(shape, inputs, tuple(body), group.outputs), threads=1)
 
 

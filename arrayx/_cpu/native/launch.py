@@ -57,15 +57,30 @@ def _reads_like_numpy(module):
     return True
 
 
-def run(kernel, meta, start, stop, rstart, rstop, partial, release, buffers):
-    """Run `kernel` (a compiler.Kernel) over [start, stop) (and reduced
-    points [rstart, rstop)) of `buffers` (NumPy arrays and scalars), with
-    `meta` (the address of its extents and strides) and `partial` (the
-    address partial results go to, or None)."""
+@functools.cache
+def runner():
+    """(the function calling a kernel, what names the kernel to it as a
+    function of a compiler.Kernel). The function is run(kernel, meta
+    address, start, stop, rstart, rstop, partial address or None, release,
+    *buffers): the kernel over [start, stop) (and reduced points [rstart,
+    rstop)) of `buffers` (NumPy arrays and scalars), without the GIL with
+    `release`. The launcher's run takes the kernel's address; the ctypes
+    one, where there is no launcher, its ctypes function."""
     module = launcher()
     if module is not None:
-        module.run(kernel.address, meta, start, stop, rstart, rstop, partial, release, *buffers)
-        return
+        return module.run, _address
+    return _run_through_ctypes, _function
+
+
+def _address(kernel):
+    return kernel.address
+
+
+def _function(kernel):
+    return kernel.function
+
+
+def _run_through_ctypes(function, meta, start, stop, rstart, rstop, partial, release, *buffers):
     kept = [np.asarray(b) for b in buffers]   # a scalar's value, in an array of its own
     pointers = (ctypes.c_void_p * len(kept))(*[b.ctypes.data for b in kept])
-    kernel.function(pointers, meta, start, stop, rstart, rstop, partial)
+    function(pointers, meta, start, stop, rstart, rstop, partial)

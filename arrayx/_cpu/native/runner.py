@@ -40,6 +40,8 @@ POOLED_BYTES = 1 << 20
 RELEASE_POINTS = 1 << 14
 # Layouts a group keeps (a plan rebound to many extents makes one each).
 LAYOUTS = 64
+# launch.runner(), once a kernel has loaded: (the launch function, how it names a kernel).
+RUN = [None, None]
 # On the "auto" path a group asks for its kernel once it has run this many
 # times, or over this many points in all: a compile costs a tenth of a second
 # of a core, which a group run once on small arrays never earns back (a test
@@ -54,10 +56,12 @@ class Layout:
     the meta array (the number of axes of each set, their extents, then the
     strides; its address goes to the kernel), the range of the outermost
     set (columns: of the kept points) and of the reduced points, and each
-    output's (shape, NumPy dtype, whether it comes from the pool). `kernel`
-    is the form's kernel once loaded."""
+    output's (shape, NumPy dtype, whether it comes from the pool). Once the
+    form's kernel is loaded (`ready`), `kernel` names it to the launch
+    function and `call` holds the arguments before the buffers of a call
+    over every point on the calling thread."""
 
-    __slots__ = ("form", "meta", "address", "outer", "reduced", "points", "outputs", "kernel")
+    __slots__ = ("form", "meta", "address", "outer", "reduced", "points", "outputs", "kernel", "call")
 
     def __init__(self, form, extents, strides, outputs):
         self.form = form
@@ -69,6 +73,12 @@ class Layout:
         self.reduced = prod(extents[1]) if form.mode in ("reduce", "columns") else 0
         self.outputs = [(shape, dtype, prod(shape) * dtype.itemsize >= POOLED_BYTES) for shape, dtype in outputs]
         self.kernel = None
+        self.call = None
+
+    def ready(self, kernel, name):
+        """Take the loaded `kernel`, named to the launch function by `name`."""
+        self.kernel = name(kernel)
+        self.call = (self.kernel, self.address, 0, self.outer, 0, self.reduced, None, self.points >= RELEASE_POINTS)
 
 
 class NativeGroup:
@@ -91,7 +101,10 @@ class NativeGroup:
         self.strided_out = codegen.strided_outputs(group, self.mode)
         self.outputs = [group.body[v - self.n_in] for v in group.outputs]
         self.sets = self._sets()
-        self.layouts = {}     # input shapes and strides -> Layout, or None where no form covers them
+        # Contiguous inputs (as the plan said) lay out by their shapes alone.
+        self.contiguous = all(layout == "C" for _, _, layout in group.inputs)
+        self.layouts = {}     # input shapes (and strides) -> Layout, or None where no form covers them
+        self.loaded = []      # the compiler.Kernels its layouts run: they stay loaded while it lives
         self.sources = {}     # Form -> its kernel's source
         self.seconds = None   # wall time of the last threaded call
         self.calls = 0        # calls and points run before the kernel was asked for ("auto" path)
@@ -118,7 +131,7 @@ class NativeGroup:
 
     def layout(self, inputs):
         """The Layout of a call on `inputs`, or None when no form covers it."""
-        key = tuple([(b.shape, b.strides) for b in inputs])
+        key = tuple([b.shape for b in inputs]) if self.contiguous else tuple([(b.shape, b.strides) for b in inputs])
         found = self.layouts.get(key, False)
         if found is False:
             if len(self.layouts) >= LAYOUTS:
@@ -183,13 +196,6 @@ class NativeGroup:
                    for i in self.outputs]
         return Layout(form, extents, merged, outputs)
 
-    def kernel(self, form, wait):
-        """The loaded kernel of `form`, or None while it is being compiled."""
-        text = self.sources.get(form)
-        if text is None:
-            text = self.sources[form] = codegen.source(self.group, form)
-        return compiler.kernel(text, wait)
-
     def __call__(self, inputs, wait=False):
         """The group's outputs (a tuple when it has several), or None when
         the kernel is not compiled yet (with `wait`, it is compiled now) or
@@ -197,33 +203,46 @@ class NativeGroup:
         layout = self.layout(inputs)
         if layout is None:
             return None
-        kernel = layout.kernel
-        if kernel is None:
-            if not wait:
-                self.calls += 1
-                self.points_run += layout.points
-                if self.calls < HOT_CALLS and self.points_run < HOT_POINTS:
-                    return None
-            kernel = layout.kernel = self.kernel(layout.form, wait)
-            if kernel is None:
+        call = layout.call
+        if call is None:
+            if not self._load(layout, wait):
                 return None
+            call = layout.call
         outputs = [(memory.empty if pooled else np.empty)(shape, dtype) for shape, dtype, pooled in layout.outputs]
         if self.into is not None:
             outputs[0] = inputs[self.into]
-        buffers = (*inputs, *outputs)
-        points = layout.points
         most = self.threads or workers.THREADS
-        if most == 1 or points < THREADED_POINTS:
-            launch.run(kernel, layout.address, 0, layout.outer, 0, layout.reduced, None, points >= RELEASE_POINTS,
-                       buffers)
+        if most == 1 or layout.points < THREADED_POINTS:
+            RUN[0](*call, *inputs, *outputs)
         else:
             # As a NumPy group's blocks: the workers only when the last call took long enough to pay for waking them.
-            self._pieces(layout, kernel, buffers, outputs[-1], most if workers.worth_waking(self.seconds) else 1)
+            self._pieces(layout, (*inputs, *outputs), outputs[-1], most if workers.worth_waking(self.seconds) else 1)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
-    def _pieces(self, layout, kernel, buffers, result, threads):
+    def _load(self, layout, wait):
+        """Whether `layout`'s kernel is loaded now (see `__call__`); on the
+        "auto" path a group asks for it only once it is hot (HOT_CALLS)."""
+        if not wait:
+            self.calls += 1
+            self.points_run += layout.points
+            if self.calls < HOT_CALLS and self.points_run < HOT_POINTS:
+                return False
+        text = self.sources.get(layout.form)
+        if text is None:
+            text = self.sources[layout.form] = codegen.source(self.group, layout.form)
+        kernel = compiler.kernel(text, wait)
+        if kernel is None:
+            return False
+        if RUN[0] is None:
+            RUN[:] = launch.runner()
+        self.loaded.append(kernel)
+        layout.ready(kernel, RUN[1])
+        return True
+
+    def _pieces(self, layout, buffers, result, threads):
         """Run the call in pieces that the calling thread and up to
         `threads` - 1 workers claim (workers.claimed)."""
+        run, kernel = RUN[0], layout.kernel
         outer, reduced, address = layout.outer, layout.reduced, layout.address
         n = (self.threads or workers.THREADS) * PIECES_PER_THREAD
         start = time.perf_counter()
@@ -235,14 +254,14 @@ class NativeGroup:
 
             def fold(piece, _):
                 k, lo, hi = piece
-                launch.run(kernel, address, 0, outer, lo, hi, partials.ctypes.data + k * row, True, buffers)
+                run(kernel, address, 0, outer, lo, hi, partials.ctypes.data + k * row, True, *buffers)
             workers.claimed(pieces, fold, tuple, threads)
             result.reshape(-1)[...] = self.reducer.reduce(partials, axis=0)
         else:
             grain = GRAIN if self.mode == "elementwise" else 1
 
             def compute(piece, _):
-                launch.run(kernel, address, piece[0], piece[1], 0, reduced, None, True, buffers)
+                run(kernel, address, piece[0], piece[1], 0, reduced, None, True, *buffers)
             workers.claimed(_bounds(outer, n, grain), compute, tuple, threads)
         self.seconds = time.perf_counter() - start
 
