@@ -3,6 +3,7 @@
     python benchmarks/run.py                     # every workload, a few minutes on 2 cores
     python benchmarks/run.py --quick             # fewer rounds, no 1e8 arrays
     python benchmarks/run.py --sizes 1e3 1e6     # chain sizes to run
+    python benchmarks/run.py --only peers        # some sections (see --help)
 
 Each table gives NumPy eager's median time and the speedups numpy/arrayx and
 numpy/numexpr (higher is faster; each is the median over rounds of the ratio
@@ -480,6 +481,9 @@ def peers(sizes, rounds, target_ns):
     '-'; every compiled peer is called once before timing."""
     try:
         import torch
+        # Each workload's function is a new closure of one code object, which
+        # Dynamo compiles anew: past its default 8, it would run them eagerly.
+        torch._dynamo.config.recompile_limit = 64
     except ImportError:
         torch = None
     try:
@@ -661,20 +665,30 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds, no 1e8 arrays")
     parser.add_argument("--sizes", nargs="+", type=float, metavar="N", help="chain sizes (default 1e3 1e6 1e7 1e8)")
+    parser.add_argument("--only", nargs="+", metavar="SECTION", help="sections to run: chains, reductions, "
+                        "computations, build, ceilings, peers, native, memory (default: all)")
     args = parser.parse_args()
     sizes = [int(n) for n in args.sizes] if args.sizes else ([10**3, 10**6, 10**7] if args.quick
                                                              else [10**3, 10**6, 10**7, 10**8])
     rounds, target = (3, 20e6) if args.quick else (9, 100e6)
+    sections = {
+        "chains": lambda: chains(sizes, rounds, target),
+        "reductions": lambda: rows_and_dots(rounds, target),
+        "computations": lambda: computations(rounds, target),
+        "build": lambda: build_loop(3 if args.quick else 7),
+        "ceilings": lambda: ceilings(rounds, target),
+        "peers": lambda: peers([n for n in sizes if n <= 10**7], rounds, target),
+        "native": lambda: native_kernels(rounds, target),
+        "memory": chain_memory,
+    }
+    unknown = set(args.only or ()) - set(sections)
+    if unknown:
+        parser.error(f"--only: no section {', '.join(sorted(unknown))}; the sections are {', '.join(sections)}")
     start = time.perf_counter()
     machine()
-    chains(sizes, rounds, target)
-    rows_and_dots(rounds, target)
-    computations(rounds, target)
-    build_loop(3 if args.quick else 7)
-    ceilings(rounds, target)
-    peers([n for n in sizes if n <= 10**7], rounds, target)
-    native_kernels(rounds, target)
-    chain_memory()
+    for name, section in sections.items():
+        if args.only is None or name in args.only:
+            section()
     print(f"\nTotal time: {time.perf_counter() - start:.0f} s")
 
 

@@ -31,6 +31,13 @@ class CPUExecutor(Executor):
     # reuses the plan.
     any_extent_points = 1 << 16
 
+    @property
+    def dot_pays(self):
+        # BLAS's dot reads each operand once; so does the fused native kernel
+        # of sum(x * y), on every core and summing float32 in float64: the
+        # rewrite pays only where groups run on NumPy.
+        return native.mode == "numpy" or compiler.available() is not None
+
     def runs(self, op, in_dtypes, dtype):
         # Every primitive with a kernel, on every dtype; one without a kernel
         # is a gap the scheduler reports by name when no executor runs it.

@@ -2,7 +2,8 @@
 
 - `sum(x * y)` over every axis, with x and y of one floating shape, is a dot
   product (where the executor says it pays: not on dask, where flattening
-  costs a rechunk and a fused group is one pass already): BLAS computes it
+  costs a rechunk and a fused group is one pass already, nor on a CPU whose
+  fused groups run natively, also in one pass): BLAS computes it
   in one pass without the product array, and with
   the same special cases (a NaN or an infinite product makes the sum NaN or
   infinite, a sum of zeros is +0.0). It only differs by summation order, as
