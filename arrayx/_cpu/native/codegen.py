@@ -176,6 +176,14 @@ class _Source:
         index = {CONTIGUOUS: q, SAME: "0", STRIDED: f"{q} * t{v}"}[self.out_class[v]] if strided else q
         return f"w{v}[{index}] = {self.ctype(v).store(f'v{v}')};"
 
+    def each_point(self, outputs, strided, defined=(), needed=()):
+        """The innermost loop over its `n` points computing `outputs` (and
+        the `needed` values) at each point q and storing the outputs; more
+        lines for the loop's body may be added before its last line."""
+        point = self.values(list(needed) + list(outputs), "q", defined)
+        point += [self.store(v, "q", strided) for v in outputs]
+        return ["for (long long q = 0; q < n; q++) {"] + ["    " + line for line in point] + ["}"]
+
     # the innermost loop's function
 
     def inner(self, name, count, roots, body, defined=(), flat_out=(), strided_out=(), extra=()):
@@ -338,9 +346,7 @@ def source(group, form):
 
 def _elementwise(w):
     outputs = list(w.group.outputs)
-    point = w.values(outputs, "q", ()) + [w.store(v, "q", False) for v in outputs]
-    function, call = w.inner("ax_points", "ax_n", outputs, ["for (long long q = 0; q < n; q++) {"]
-                             + ["    " + line for line in point] + ["}"], flat_out=outputs)
+    function, call = w.inner("ax_points", "ax_n", outputs, w.each_point(outputs, False), flat_out=outputs)
     body = ["if (start >= stop) return;",
             "long long c[AX_MAX_AXES];",
             "ax_unravel(start, dims, c, 0, ax_D);",
@@ -398,11 +404,10 @@ def _columns(w):
     kind = accumulator(name, instruction.dtype)
     register = CTYPES[kind].register
     folded = cast(f"v{arg}", w.dtypes[arg], kind)
-    point = w.values([arg] + exported, "q", ()) + [w.store(v, "q", True) for v in exported]
-    point.append(f"ax_acc[q] = {combine(name, kind, 'ax_acc[q]', folded)};")
-    function, call = w.inner("ax_fold", "ax_n", [arg], ["for (long long q = 0; q < n; q++) {"]
-                             + ["    " + line for line in point] + ["}"],
-                             strided_out=exported, extra=[(f"{register}* __restrict__ ax_acc", "ax_acc")])
+    loop = w.each_point(exported, True, needed=[arg])
+    loop.insert(-1, f"    ax_acc[q] = {combine(name, kind, 'ax_acc[q]', folded)};")
+    function, call = w.inner("ax_fold", "ax_n", [arg], loop, strided_out=exported,
+                             extra=[(f"{register}* __restrict__ ax_acc", "ax_acc")])
     out = w.group.outputs[-1]
     result = w.rounded(value, "ax_acc[ax_j]")
     body = ["if (start >= stop || rstart >= rstop) return;",
@@ -453,9 +458,8 @@ def _rows(w):
             calls.append(f"out{value}[row] = {w.ctype(value).store(f'v{value}')};")
         defined.append(value)
     if group.body[-1].op.kind != "reduce":
-        point = w.values(flat, "q", defined) + [w.store(v, "q", False) for v in flat]
-        function, call = w.inner("ax_last", "dims[ax_D - 1]", flat, ["for (long long q = 0; q < n; q++) {"]
-                                 + ["    " + line for line in point] + ["}"], defined=list(defined), flat_out=flat)
+        function, call = w.inner("ax_last", "dims[ax_D - 1]", flat, w.each_point(flat, False, defined),
+                                 defined=list(defined), flat_out=flat)
         functions.append(function)
         calls.append(call)
     body = ["if (start >= stop) return;",
