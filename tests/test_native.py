@@ -369,26 +369,92 @@ def test_an_output_written_into_its_input_gives_the_numpy_paths_values():
     assert_matches(target, np.sin(x * x), ULPS, "into")
 
 
-@pytest.mark.parametrize("mode_case", ["elementwise", "reduce", "columns", "reduce to one point", "rows"])
-def test_calls_cut_into_pieces_over_threads_give_the_one_thread_values(mode_case, monkeypatch):
+def _threaded_case(mode_case, rows=64):
+    """(a group of `mode_case`'s loop form, its inputs), float32 over (rows, 300)."""
+    x = np.random.default_rng(3).uniform(-1, 1, (rows, 300)).astype(np.float32)
+    if mode_case == "elementwise":
+        return _chain_group([(x.shape, "C"), (x.shape, "C")], x.shape), [x, x[::-1].copy()]
+    if mode_case == "rows":
+        return _softmax_group(x.shape), [x]
+    axes = {"reduce": (1,), "columns": (0,), "reduce to one point": (0, 1)}[mode_case]
+    return _reduction_group("sum", dt.float32, x.shape, axes, False, True), [x]
+
+
+def _as_list(result):
+    return list(result) if isinstance(result, tuple) else [result]
+
+
+@pytest.fixture
+def every_call_threaded(monkeypatch):
     monkeypatch.setattr(runner, "THREADED_POINTS", 1)
     monkeypatch.setattr(workers, "worth_waking", lambda seconds: True)
-    rng = np.random.default_rng(3)
-    x = rng.uniform(-1, 1, (64, 300)).astype(np.float32)
-    if mode_case == "elementwise":
-        group = _chain_group([(x.shape, "C"), (x.shape, "C")], x.shape)
-        inputs = [x, x[::-1].copy()]
-    elif mode_case == "rows":
-        group = _softmax_group(x.shape)
-        inputs = [x]
-    else:
-        axes = {"reduce": (1,), "columns": (0,), "reduce to one point": (0, 1)}[mode_case]
-        group = _reduction_group("sum", dt.float32, x.shape, axes, False, True)
-        inputs = [x]
+
+
+THREADED_CASES = ["elementwise", "reduce", "columns", "reduce to one point", "rows"]
+
+
+@pytest.mark.parametrize("mode_case", THREADED_CASES)
+def test_calls_cut_into_pieces_over_threads_give_the_one_thread_values(mode_case, every_call_threaded):
+    group, inputs = _threaded_case(mode_case)
     one = NativeGroup(group, threads=1)(inputs, wait=True)
     two = NativeGroup(group, threads=2)(inputs, wait=True)
-    for a, b in zip(one if isinstance(one, tuple) else [one], two if isinstance(two, tuple) else [two]):
+    for a, b in zip(_as_list(one), _as_list(two)):
         np.testing.assert_allclose(b, a, rtol=1e-6)   # partial sums add in another order
+
+
+@pytest.mark.parametrize("mode_case", THREADED_CASES)
+def test_the_launchers_thread_pool_and_the_python_workers_give_the_same_bits(mode_case, every_call_threaded,
+                                                                           monkeypatch):
+    group, inputs = _threaded_case(mode_case)
+    pooled = NativeGroup(group, threads=2)(inputs, wait=True)
+    assert runner.RUN[2] is not None, "the launcher (and its pool) did not build here"
+    monkeypatch.setattr(runner, "RUN", runner.RUN[:2] + [None])   # as where there is no launcher
+    on_workers = NativeGroup(group, threads=2)(inputs, wait=True)
+    for a, b in zip(_as_list(pooled), _as_list(on_workers)):
+        np.testing.assert_array_equal(a, b)   # the same pieces, partial results combined in the same order
+
+
+def test_python_threads_running_threaded_calls_at_once_get_their_own_values(every_call_threaded):
+    # One call at a time has the pool; the others run their pieces on their own thread.
+    import threading
+    group, _ = _threaded_case("reduce")
+    inputs = [[np.random.default_rng(k).uniform(-1, 1, (64, 300)).astype(np.float32)] for k in range(6)]
+    alone = [NativeGroup(group, threads=2)(x, wait=True) for x in inputs]
+    got = [None] * len(inputs)
+
+    def work(k):
+        native_group = NativeGroup(group, threads=2)
+        got[k] = [native_group(inputs[k], wait=True) for _ in range(50)]
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(inputs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for want, results in zip(alone, got):
+        for result in results:
+            for a, b in zip(_as_list(result), _as_list(want)):
+                np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_child_forked_after_the_pool_started_runs_threaded_calls(every_call_threaded):
+    group, inputs = _threaded_case("elementwise")
+    want = NativeGroup(group, threads=2)(inputs, wait=True)   # the pool's threads are running now
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            got = NativeGroup(group, threads=2)(inputs, wait=True)
+            same = all(np.array_equal(a, b) for a, b in zip(_as_list(got), _as_list(want)))
+            os.write(write, b"same" if same else b"different")
+        finally:
+            os._exit(0)
+    os.close(write)
+    answer = os.read(read, 16)
+    os.close(read)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    assert answer == b"same"
 
 
 def _softmax_group(shape):

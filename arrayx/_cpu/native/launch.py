@@ -31,12 +31,12 @@ def launcher():
     if toolchain.compiler() is None or not include or not Path(include, "Python.h").exists():
         return None
     source = SOURCE.read_text()
-    flags = ("-O2", "-shared", "-fPIC", "-I", include)
+    flags = ("-O2", "-shared", "-fPIC", "-pthread")
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    path = toolchain.library_path(source, "launcher", flags[:3], extra=(sys.version,), suffix=suffix)
+    path = toolchain.library_path(source, "launcher", flags, extra=(sys.version,), suffix=suffix)
     try:
         if not Path(path).exists():
-            toolchain.build(source, path, flags, language="c")
+            toolchain.build(source, path, flags + ("-I", include), language="c")
         spec = importlib.util.spec_from_file_location(MODULE, path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
@@ -60,16 +60,19 @@ def _reads_like_numpy(module):
 @functools.cache
 def runner():
     """(the function calling a kernel, what names the kernel to it as a
-    function of a compiler.Kernel). The function is run(kernel, meta
+    function of a compiler.Kernel, the function running a kernel's pieces
+    on the launcher's threads or None). The first is run(kernel, meta
     address, start, stop, rstart, rstop, partial address or None, release,
     *buffers): the kernel over [start, stop) (and reduced points [rstart,
     rstop)) of `buffers` (NumPy arrays and scalars), without the GIL with
     `release`. The launcher's run takes the kernel's address; the ctypes
-    one, where there is no launcher, its ctypes function."""
+    one, where there is no launcher, its ctypes function. The last is the
+    launcher's split (launcher.c); without a launcher, a call's pieces run
+    on the CPU executor's Python workers."""
     module = launcher()
     if module is not None:
-        return module.run, _address
-    return _run_through_ctypes, _function
+        return module.run, _address, module.split
+    return _run_through_ctypes, _function, None
 
 
 def _address(kernel):

@@ -40,8 +40,9 @@ POOLED_BYTES = 1 << 20
 RELEASE_POINTS = 1 << 14
 # Layouts a group keeps (a plan rebound to many extents makes one each).
 LAYOUTS = 64
-# launch.runner(), once a kernel has loaded: (the launch function, how it names a kernel).
-RUN = [None, None]
+# launch.runner(), once a kernel has loaded: (the launch function, how it
+# names a kernel, the launcher's pool's split function or None).
+RUN = [None, None, None]
 # On the "auto" path a group asks for its kernel once it has run this many
 # times, or over this many points in all: a compile costs a tenth of a second
 # of a core, which a group run once on small arrays never earns back (a test
@@ -241,28 +242,35 @@ class NativeGroup:
 
     def _pieces(self, layout, buffers, result, threads):
         """Run the call in pieces that the calling thread and up to
-        `threads` - 1 workers claim (workers.claimed)."""
-        run, kernel = RUN[0], layout.kernel
+        `threads` - 1 others claim: the launcher's pool's (launcher.c), or
+        the CPU executor's workers where there is no launcher
+        (workers.claimed)."""
+        run, _, split = RUN
+        kernel = layout.kernel
         outer, reduced, address = layout.outer, layout.reduced, layout.address
         n = (self.threads or workers.THREADS) * PIECES_PER_THREAD
         start = time.perf_counter()
         if self.mode in ("reduce", "columns") and outer < n and reduced >= n:
             # Few points kept: the pieces split the reduced points, each into partial results.
-            pieces = [(k, lo, hi) for k, (lo, hi) in enumerate(_bounds(reduced, n, 1))]
-            partials = np.empty((len(pieces), outer), self.accumulator)
+            partials = np.empty((n, outer), self.accumulator)
             row = partials.strides[0]
-
-            def fold(piece, _):
-                k, lo, hi = piece
-                run(kernel, address, 0, outer, lo, hi, partials.ctypes.data + k * row, True, *buffers)
-            workers.claimed(pieces, fold, tuple, threads)
+            if split is not None:
+                split(kernel, address, outer, reduced, True, n, 1, partials.ctypes.data, row, threads - 1, *buffers)
+            else:
+                def fold(piece, _):
+                    k, lo, hi = piece
+                    run(kernel, address, 0, outer, lo, hi, partials.ctypes.data + k * row, True, *buffers)
+                workers.claimed([(k, lo, hi) for k, (lo, hi) in enumerate(_bounds(reduced, n, 1))], fold, tuple,
+                                threads)
             result.reshape(-1)[...] = self.reducer.reduce(partials, axis=0)
         else:
             grain = GRAIN if self.mode == "elementwise" else 1
-
-            def compute(piece, _):
-                run(kernel, address, piece[0], piece[1], 0, reduced, None, True, *buffers)
-            workers.claimed(_bounds(outer, n, grain), compute, tuple, threads)
+            if split is not None:
+                split(kernel, address, outer, reduced, False, n, grain, None, 0, threads - 1, *buffers)
+            else:
+                def compute(piece, _):
+                    run(kernel, address, piece[0], piece[1], 0, reduced, None, True, *buffers)
+                workers.claimed(_bounds(outer, n, grain), compute, tuple, threads)
         self.seconds = time.perf_counter() - start
 
 
