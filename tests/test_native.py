@@ -13,6 +13,7 @@ NaN, infinities and the sign of zero in the same places.
 
 import logging
 import os
+import shutil
 import subprocess
 import sys
 
@@ -414,6 +415,23 @@ def test_the_launchers_thread_pool_and_the_python_workers_give_the_same_bits(mod
         np.testing.assert_array_equal(a, b)   # the same pieces, partial results combined in the same order
 
 
+@pytest.mark.parametrize("shape, splits_reduced", [((4096, 20), True), ((64, 4096), False)])
+def test_a_threaded_column_sum_of_a_narrow_table_splits_its_rows(shape, splits_reduced, every_call_threaded,
+                                                                monkeypatch):
+    # Pieces of a few columns each would read every row's cache lines once
+    # per piece; pieces of rows read the table once, into partial sums.
+    x = np.random.default_rng(5).uniform(-1, 1, shape).astype(np.float32)
+    group = _reduction_group("sum", dt.float32, shape, (0,), False, False)
+    NativeGroup(group, threads=2)([x], wait=True)
+    run, name, split = runner.RUN
+    calls = []
+    monkeypatch.setattr(runner, "RUN", [run, name, lambda *args: calls.append(args[4]) or split(*args)])
+    got = NativeGroup(group, threads=2)([x], wait=True)
+    assert calls == [splits_reduced]
+    # float32 sums of 4096 terms (summed in float64 here): the last bits of the float32 result.
+    np.testing.assert_allclose(got, x.sum(axis=0, dtype=np.float64), rtol=1e-6)
+
+
 def test_python_threads_running_threaded_calls_at_once_get_their_own_values(every_call_threaded):
     # One call at a time has the pool; the others run their pieces on their own thread.
     import threading
@@ -585,6 +603,22 @@ def test_without_a_compiler_groups_run_on_numpy_with_one_log_line(fresh_kernels,
         "native CPU kernels are off: no C++ compiler (g++, or $CXX) on the PATH; fused groups run on NumPy"]
     with xp.debug.cpu_kernels("native"), pytest.raises(RuntimeError, match="no C\\+\\+ compiler"):
         xp.eval(_softmax(x))
+
+
+def test_groups_waiting_for_a_kernel_or_without_a_compiler_search_the_path_once(fresh_kernels, monkeypatch):
+    # A group asks for its kernel at every call until it has one; where there
+    # is no compiler it asks forever. A PATH search (tens of microseconds)
+    # at each of those calls made small loops several times slower.
+    searches = []
+    real_which = shutil.which
+    monkeypatch.setattr(shutil, "which", lambda *args, **kwargs: searches.append(args) or real_which(*args, **kwargs))
+    monkeypatch.setenv("PATH", os.environ["PATH"] + os.pathsep + str(fresh_kernels))   # a PATH not searched yet
+    monkeypatch.setenv("CXX", "no-such-compiler")
+    x = xp.asarray(np.random.default_rng(7).standard_normal((16, 20)))
+    with xp.debug.cpu_kernels("auto"):
+        for _ in range(4 * runner.HOT_CALLS):
+            xp.eval(_softmax(x))
+    assert searches == [("no-such-compiler",)]
 
 
 def test_a_failed_compile_runs_the_group_on_numpy_with_one_log_line(fresh_kernels, monkeypatch, caplog):

@@ -26,7 +26,14 @@ class CompileError(RuntimeError):
 def compiler(name="g++"):
     """The path of the host compiler: $CXX when it is set, else `name` on
     the PATH; None when there is none."""
-    return shutil.which(os.environ.get("CXX") or name)
+    return _found(os.environ.get("CXX") or name, os.environ.get("PATH", os.defpath))
+
+
+@functools.cache
+def _found(name, path):
+    # A search of the PATH takes tens of microseconds: a group that asks for
+    # its kernel at every call until it is compiled must not pay it.
+    return shutil.which(name, path=path)
 
 
 @functools.cache

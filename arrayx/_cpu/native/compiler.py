@@ -170,6 +170,8 @@ def kernel(text, wait=False):
     found = _loaded.get(text)
     if found is not None:
         return found
+    if not wait and text in _pending:
+        return None   # compiling: asked again at every call until then
     why = available()
     if why is not None:
         if wait:
