@@ -582,30 +582,26 @@ void triad(float* a, const float* b, const float* c, float s, long n, int thread
 """
 
 
-def stream_triad(n, rounds, threads):
-    """The machine's STREAM triad bandwidth (a = b + s * c on float32, on
-    `threads` threads, bytes of the three arrays over the best time), in
-    GB/s; None without a C compiler with OpenMP."""
+def stream_triad(n, threads, directory):
+    """A call running the STREAM triad a = b + s * c over `n` float32 on
+    `threads` threads (compiled with OpenMP into `directory`), or None
+    without a C compiler with OpenMP."""
     import ctypes
     import shutil
     import subprocess
-    import tempfile
     cc = shutil.which("gcc") or shutil.which("cc")
     if cc is None:
         return None
-    with tempfile.TemporaryDirectory() as tmp:
-        source, library = os.path.join(tmp, "triad.c"), os.path.join(tmp, "triad.so")
-        with open(source, "w") as f:
-            f.write(TRIAD_SOURCE)
-        if subprocess.run([cc, "-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-o", library, source],
-                          capture_output=True).returncode:
-            return None
-        triad = ctypes.CDLL(library).triad
-        triad.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_float, ctypes.c_long, ctypes.c_int]
-        a, b, c = (np.ones(n, np.float32) for _ in range(3))
-        best = min(time_call(lambda: triad(a.ctypes.data, b.ctypes.data, c.ctypes.data, 2.5, n, threads), 1)
-                   for _ in range(max(5, rounds * 3)))
-        return 3 * 4 * n / best
+    source, library = os.path.join(directory, "triad.c"), os.path.join(directory, "triad.so")
+    with open(source, "w") as f:
+        f.write(TRIAD_SOURCE)
+    if subprocess.run([cc, "-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-o", library, source],
+                      capture_output=True).returncode:
+        return None
+    triad = ctypes.CDLL(library).triad
+    triad.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_float, ctypes.c_long, ctypes.c_int]
+    a, b, c = (np.ones(n, np.float32) for _ in range(3))
+    return lambda: triad(a.ctypes.data, b.ctypes.data, c.ctypes.data, 2.5, n, threads)
 
 
 def native_kernels(rounds, target_ns):
@@ -636,13 +632,18 @@ def native_kernels(rounds, target_ns):
     fn = next(c[2] for c in CHAINS if c[0].startswith("axpy"))
     xp.eval(fn(xp, lazy["x"], lazy["y"]))
     xp.debug.wait_for_kernels()
-    axpy = min(time_call(lambda: xp.eval(fn(xp, lazy["x"], lazy["y"])), 1) for _ in range(max(5, rounds * 3)))
     from arrayx._cpu.workers import THREADS
-    triad = stream_triad(size, rounds, THREADS)
     traffic = 3 * 4 * size
-    line = f"axpy 2.5*x+1.5*y+0.5 at 1e7: {traffic / axpy:.1f} GB/s"
+    with tempfile.TemporaryDirectory() as directory:
+        triad = stream_triad(size, THREADS, directory)
+        calls = [lambda: xp.eval(fn(xp, lazy["x"], lazy["y"]))] + ([triad] if triad else [])
+        # Interleaved, the best call of each: the bandwidth each reaches on the machine as it is in this run.
+        best = [min(times) for times in zip(*[[time_call(call, 1) for call in calls]
+                                             for _ in range(max(5, rounds * 3))])]
+    line = f"axpy 2.5*x+1.5*y+0.5 at 1e7: {traffic / best[0]:.1f} GB/s"
     if triad is not None:
-        line += f"; STREAM triad on {THREADS} threads: {triad:.1f} GB/s; ratio {traffic / axpy / triad:.2f}"
+        line += (f"; STREAM triad on {THREADS} threads: {traffic / best[1]:.1f} GB/s; "
+                 f"ratio {best[1] / best[0]:.2f}")
     print(line)
 
 
