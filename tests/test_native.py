@@ -486,6 +486,28 @@ def _softmax_group(shape):
     return FusedGroup(shape, ((shape, f, "C"),), body, (5,))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("mask_dtype", [np.bool_, np.int8, np.uint8, np.int16])
+def test_a_row_sum_over_a_select_by_a_narrow_mask_gives_the_numpy_paths_values(dtype, mask_dtype):
+    # sum(exp(where(mask != 0, x, -1.5)), rows): narrow inputs are copied to
+    # wide lanes before the vectorized fold (codegen's staging).
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((37, 301)).astype(dtype)
+    x[5, 9] = np.nan
+    mask = (rng.uniform(size=x.shape) < 0.3).astype(mask_dtype)
+    f, m = dt.from_numpy(np.dtype(dtype)), dt.from_numpy(np.dtype(mask_dtype))
+    inputs = ((x.shape, f, "C"), (x.shape, m, "C"), ((), f, "C"), ((), m, "C"))
+    n = len(inputs)
+    body = (Instruction(P["not_equal"], (), (1, 3), x.shape, dt.bool),
+            Instruction(P["where"], (), (n, 0, 2), x.shape, f),
+            Instruction(P["exp"], (), (n + 1,), x.shape, f),
+            Instruction(P["sum"], ((1,), True), (n + 2,), (37, 1), f))
+    group = FusedGroup(x.shape, inputs, body, (n + 3,))
+    got, want = run_both(group, [x, mask, np.asarray(-1.5, dtype), np.asarray(0, mask_dtype)])
+    # exp within a few ulps, then sums in another order: a few roundings of each row's total.
+    np.testing.assert_allclose(got[0], want[0], rtol=64 * np.finfo(dtype).eps)
+
+
 def test_a_row_group_gives_the_numpy_paths_softmax():
     x = np.random.default_rng(4).standard_normal((33, 250)).astype(np.float32)
     x[3, 7] = np.nan

@@ -273,17 +273,29 @@ class _Source:
         block = f"n - ax_j > {SUM_BLOCK} ? ax_j + {SUM_BLOCK} : n" if pairwise else "n"
         push = f"{acc}->push(ax_lane[0]);" if pairwise else f"*{acc} = {combine(name, kind, f'*{acc}', 'ax_lane[0]')};"
         point = arg_lines + stores
+        # Inputs narrower than the accumulator are copied to wide lanes first:
+        # g++ 12 vectorizes no lanes' loop that loads 1-byte and 8-byte
+        # values together (a where() on a bool mask kept exp scalar).
+        staged = [k for k in self.group.dependencies([arg], set(self.scalars)) if k < self.n_in
+                  and self.form.classes[k] == CONTIGUOUS and self.dtypes[k].itemsize < min(4, kind.itemsize)]
+        lanes_point = list(point)
+        for k in staged:
+            lanes_point = [line.replace(f"a{k}[q]", f"ax_s{k}[ax_l]") for line in lanes_point]
+        stage = [f"        long long ax_s{k}[{LANES}];" for k in staged]
+        stage += [f"        for (int ax_l = 0; ax_l < {LANES}; ax_l++) ax_s{k}[ax_l] = a{k}[ax_j + ax_l];"
+                  for k in staged]
         return (["long long ax_j = 0;",
                  "while (ax_j < n) {",
                  f"    const long long ax_e = {block};",
                  f"    {register} ax_lane[{LANES}];",
                  f"    for (int ax_l = 0; ax_l < {LANES}; ax_l++) ax_lane[ax_l] = {identity(name, kind)};",
-                 f"    for (; ax_j + {LANES} <= ax_e; ax_j += {LANES}) {{",
-                 # Unrolled, the lanes' loop would not meet the vectorizer (and its math calls no vector variant).
-                 "#pragma GCC unroll 1",
-                 f"        for (int ax_l = 0; ax_l < {LANES}; ax_l++) {{",
-                 "            const long long q = ax_j + ax_l;"]
-                + ["            " + line for line in point]
+                 f"    for (; ax_j + {LANES} <= ax_e; ax_j += {LANES}) {{"]
+                + stage
+                # Unrolled, the lanes' loop would not meet the vectorizer (and its math calls no vector variant).
+                + ["#pragma GCC unroll 1",
+                   f"        for (int ax_l = 0; ax_l < {LANES}; ax_l++) {{",
+                   "            const long long q = ax_j + ax_l;"]
+                + ["            " + line for line in lanes_point]
                 + [f"            ax_lane[ax_l] = {combine(name, kind, 'ax_lane[ax_l]', folded)};",
                    "        }",
                    "    }",
