@@ -65,6 +65,19 @@ def test_products_and_sums_round_as_on_the_cpu_where_they_cancel(gpu, dtype):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("shape", [(0, 2), (3, 0, 2), (0, 4, 3)])
+def test_reductions_of_empty_views_at_an_offset_give_the_identity(gpu, shape):
+    # An empty view's pointer (its buffer's start plus the view's offset) may
+    # lie past its allocation: a kernel that reads no point of it gets NULL
+    # (a driver would not notice; the emulated device checks every pointer a
+    # launch gets, and refused these).
+    x = np.zeros(shape, np.float32)
+    got, want = both(lambda x: xp.stack([xp.all(x[..., 1:] >= x[..., :1]), xp.any(x[..., 1:] > 0.0)]), x, gpu=gpu)
+    np.testing.assert_array_equal(got, want)
+    got, want = both(lambda x: xp.sum(x[..., 1:] * 2.0, axis=-1), x, gpu=gpu)
+    np.testing.assert_array_equal(got, want)
+
+
 def _mapped_kernel_libraries():
     """Kernel libraries of the emulated device mapped into this process (0 on a real GPU)."""
     with open("/proc/self/maps") as maps:

@@ -14,6 +14,8 @@ reading a buffer back synchronizes it.
 
 from collections import OrderedDict
 
+from math import prod
+
 import numpy as np
 
 from .. import dtypes as dt
@@ -258,7 +260,10 @@ class GPUExecutor(Executor):
         partial = 0
         if splits > 1:
             partial = self.allocate((kernel.outer * splits,), kernel.accumulator, "partial sums")
-        args = kernel.arguments([b.ptr for b in inputs], [b.strides for b in inputs],
+        # An empty input is read at no point (its group's outputs are empty, or
+        # it reduces over an empty extent), and an empty view's address may
+        # lie past its allocation: it is passed as NULL.
+        args = kernel.arguments([b.ptr if prod(b.shape) else 0 for b in inputs], [b.strides for b in inputs],
                                 [o.ptr for o in outputs], partial.ptr if splits > 1 else 0)
         self._program(kernel)(_kernel_args(args), grid=(grid, splits), block=(block, 1, 1))
         if splits > 1:
