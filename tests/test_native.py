@@ -455,6 +455,8 @@ def test_python_threads_running_threaded_calls_at_once_get_their_own_values(ever
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+# JAX, where another test imported it, warns at any fork; the child runs only arrayx's kernels.
+@pytest.mark.filterwarnings("ignore:os.fork\\(\\) was called:RuntimeWarning")
 def test_a_child_forked_after_the_pool_started_runs_threaded_calls(every_call_threaded):
     group, inputs = _threaded_case("elementwise")
     want = NativeGroup(group, threads=2)(inputs, wait=True)   # the pool's threads are running now
