@@ -1,10 +1,12 @@
 """Calling a native kernel over NumPy buffers.
 
 Through the launcher (launcher.c), a CPython extension built once per Python
-and kept in the disk cache, a call costs about a quarter of a microsecond;
-through ctypes, where the launcher cannot be built (no Python headers), a
-few microseconds. Both pass the kernel the buffers' data pointers (a NumPy
-scalar's: the address of its value) and release the GIL when asked to.
+and kept in the disk cache, a call costs about a quarter of a microsecond,
+and a call's pieces run on the launcher's threads; through ctypes, where the
+launcher cannot be built (no Python headers), a call costs a few
+microseconds and its pieces run on the CPU executor's workers. Both pass the
+kernel the buffers' data pointers (a NumPy scalar's: the address of its
+value) and release the GIL when asked to.
 """
 
 import ctypes
@@ -18,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ...renderer import toolchain
+from .. import workers
 
 SOURCE = Path(__file__).with_name("launcher.c")
 MODULE = "arrayx_native_launcher"
@@ -61,18 +64,25 @@ def _reads_like_numpy(module):
 def runner():
     """(the function calling a kernel, what names the kernel to it as a
     function of a compiler.Kernel, the function running a kernel's pieces
-    on the launcher's threads or None). The first is run(kernel, meta
-    address, start, stop, rstart, rstop, partial address or None, release,
-    *buffers): the kernel over [start, stop) (and reduced points [rstart,
-    rstop)) of `buffers` (NumPy arrays and scalars), without the GIL with
-    `release`. The launcher's run takes the kernel's address; the ctypes
-    one, where there is no launcher, its ctypes function. The last is the
-    launcher's split (launcher.c); without a launcher, a call's pieces run
-    on the CPU executor's Python workers."""
+    on several threads). The first is run(kernel, meta address, start,
+    stop, rstart, rstop, partial address or None, release, *buffers): the
+    kernel over [start, stop) (and reduced points [rstart, rstop)) of
+    `buffers` (NumPy arrays and scalars), without the GIL with `release`.
+    The last is split(kernel, meta address, outer, reduced, split_reduced,
+    pieces, grain, partial address or None, partial stride, helpers,
+    *buffers), as launcher.c describes. The launcher's functions take the
+    kernel's address; where there is no launcher, `without_launcher()`'s
+    take its ctypes function."""
     module = launcher()
     if module is not None:
         return module.run, _address, module.split
-    return _run_through_ctypes, _function, None
+    return without_launcher()
+
+
+def without_launcher():
+    """runner()'s three functions through ctypes, a call's pieces claimed by
+    the calling thread and the CPU executor's workers."""
+    return _run_through_ctypes, _function, _split_on_workers
 
 
 def _address(kernel):
@@ -87,3 +97,20 @@ def _run_through_ctypes(function, meta, start, stop, rstart, rstop, partial, rel
     kept = [np.asarray(b) for b in buffers]   # a scalar's value, in an array of its own
     pointers = (ctypes.c_void_p * len(kept))(*[b.ctypes.data for b in kept])
     function(pointers, meta, start, stop, rstart, rstop, partial)
+
+
+def _split_on_workers(function, meta, outer, reduced, split_reduced, pieces, grain, partial, partial_stride, helpers,
+                      *buffers):
+    """launcher.c's split: the same pieces, claimed through workers.claimed."""
+    total = reduced if split_reduced else outer
+
+    def run_piece(k, _):
+        lo = total * k // pieces // grain * grain
+        hi = total * (k + 1) // pieces // grain * grain if k + 1 < pieces else total
+        if hi <= lo:
+            return
+        if split_reduced:
+            _run_through_ctypes(function, meta, 0, outer, lo, hi, partial + k * partial_stride, True, *buffers)
+        else:
+            _run_through_ctypes(function, meta, lo, hi, 0, reduced, None, True, *buffers)
+    workers.claimed(list(range(pieces)), run_piece, tuple, helpers + 1)

@@ -7,11 +7,12 @@ neighbouring axes that every operand steps through alike merged into one.
 The extents and strides go to the kernel in `meta`; the loop form picks the
 kernel's source. A group keeps the layouts of the input shapes and strides
 it has met, read from the buffers at each call (a group's declared layout
-says what its plan's buffers were; a dask chunk may be any view). The call is cut into pieces over the outermost set (or, for a
+says what its plan's buffers were; a dask chunk may be any view). The call
+is cut into pieces over the outermost set (or, for a
 reduction to few points, over the reduced points, each piece folding into
 partial results that are then combined in piece order, so a sum is the same
-at every call), which the calling thread and the CPU executor's workers
-claim as they do a NumPy group's blocks.
+at every call), which the calling thread and the launcher's threads claim
+(launcher.c; the CPU executor's workers where there is no launcher).
 """
 
 import time
@@ -28,7 +29,8 @@ from .codegen import COLUMN_TILE, CONTIGUOUS, SAME, SCALAR, STRIDED, Form
 # Points from which a call may run on the workers: below, a kernel takes
 # less time than waking a worker (tens of microseconds).
 THREADED_POINTS = 1 << 17
-# Pieces per thread a threaded call is cut into (see workers.claimed).
+# Pieces per thread a threaded call is cut into: a thread that starts late
+# claims fewer of them.
 PIECES_PER_THREAD = 4
 # Elementwise pieces start at multiples of this many points: whole cache
 # lines and vectors.
@@ -245,8 +247,7 @@ class NativeGroup:
         `threads` - 1 others claim: the launcher's pool's (launcher.c), or
         the CPU executor's workers where there is no launcher
         (workers.claimed)."""
-        run, _, split = RUN
-        kernel = layout.kernel
+        kernel, split = layout.kernel, RUN[2]
         outer, reduced, address = layout.outer, layout.reduced, layout.address
         n = (self.threads or workers.THREADS) * PIECES_PER_THREAD
         start = time.perf_counter()
@@ -258,34 +259,15 @@ class NativeGroup:
         few = COLUMN_TILE * n if self.mode == "columns" else n
         if self.mode in ("reduce", "columns") and outer < few and reduced >= n:
             partials = np.empty((n, outer), self.accumulator)
-            row = partials.strides[0]
-            if split is not None:
-                split(kernel, address, outer, reduced, True, n, 1, partials.ctypes.data, row, threads - 1, *buffers)
-            else:
-                def fold(piece, _):
-                    k, lo, hi = piece
-                    run(kernel, address, 0, outer, lo, hi, partials.ctypes.data + k * row, True, *buffers)
-                workers.claimed([(k, lo, hi) for k, (lo, hi) in enumerate(_bounds(reduced, n, 1))], fold, tuple,
-                                threads)
+            split(kernel, address, outer, reduced, True, n, 1, partials.ctypes.data, partials.strides[0], threads - 1,
+                  *buffers)
             result.reshape(-1)[...] = self.reducer.reduce(partials, axis=0)
         else:
             grain = GRAIN if self.mode == "elementwise" else 1
-            if split is not None:
-                split(kernel, address, outer, reduced, False, n, grain, None, 0, threads - 1, *buffers)
-            else:
-                def compute(piece, _):
-                    run(kernel, address, piece[0], piece[1], 0, reduced, None, True, *buffers)
-                workers.claimed(_bounds(outer, n, grain), compute, tuple, threads)
+            split(kernel, address, outer, reduced, False, n, grain, None, 0, threads - 1, *buffers)
         self.seconds = time.perf_counter() - start
 
 
 def _inner_class(stride):
     return CONTIGUOUS if stride == 1 else SAME if stride == 0 else STRIDED
-
-
-def _bounds(total, n, grain):
-    """[start, stop) ranges cutting range(total) into at most n pieces of
-    about equal size, starting at multiples of `grain`."""
-    edges = sorted({min(total, (total * k // n) // grain * grain) for k in range(n)} | {total})
-    return [(lo, hi) for lo, hi in zip(edges, edges[1:]) if hi > lo]
 
