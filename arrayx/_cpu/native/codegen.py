@@ -150,19 +150,22 @@ class _Source:
     def ctype(self, v):
         return CTYPES[self.dtypes[v]]
 
-    def load(self, k, q):
-        """Input k at point `q` of the innermost loop."""
+    def load(self, k, q, staged=()):
+        """Input k at point `q` of the innermost loop (from its copy in wide
+        lanes, `ax_s{k}[ax_l]`, for a `staged` input of a lanes loop)."""
+        if k in staged:
+            return self.ctype(k).load(f"ax_s{k}[ax_l]")
         index = {CONTIGUOUS: q, SAME: "0", STRIDED: f"{q} * s{k}"}[self.form.classes[k]]
         return self.ctype(k).load(f"a{k}[{index}]")
 
-    def values(self, wanted, q, defined):
+    def values(self, wanted, q, defined, staged=()):
         """Lines computing `wanted` at point `q`, given the scalar inputs and
         the `defined` values (row reductions) as variables."""
         lines = []
         for v in self.group.dependencies(wanted, set(defined) | set(self.scalars)):
             ctype = self.ctype(v)
             if v < self.n_in:
-                lines.append(f"{ctype.register} v{v} = {self.load(v, q)};")
+                lines.append(f"{ctype.register} v{v} = {self.load(v, q, staged)};")
                 continue
             instruction = self.group.body[v - self.n_in]
             expr = render(instruction.op.name, [f"v{a}" for a in instruction.args],
@@ -259,10 +262,11 @@ class _Source:
         coordinates c[] of axes [lo, hi) (C++ expressions)."""
         return [f"const long long o{k} = ax_offset(st + {slot} * ax_D, c, {lo}, {hi});" for k, slot in self.slot.items()]
 
-    def fold(self, value, arg_lines, stores, acc):
-        """Lines folding reduction `value`'s argument (computed by
-        `arg_lines` at point q, performing `stores` there) over n points
-        into `acc`: a pointer to its cascade, or to its value."""
+    def fold(self, value, wanted, stores, acc, defined=()):
+        """Lines folding reduction `value`'s argument over n points into
+        `acc` (a pointer to its cascade, or to its value), computing the
+        `wanted` values (its argument among them) and performing `stores` at
+        each point, with the `defined` values as variables."""
         instruction = self.group.body[value - self.n_in]
         name = instruction.op.name
         kind = accumulator(name, instruction.dtype)
@@ -272,15 +276,13 @@ class _Source:
         pairwise = cascades(name, kind)
         block = f"n - ax_j > {SUM_BLOCK} ? ax_j + {SUM_BLOCK} : n" if pairwise else "n"
         push = f"{acc}->push(ax_lane[0]);" if pairwise else f"*{acc} = {combine(name, kind, f'*{acc}', 'ax_lane[0]')};"
-        point = arg_lines + stores
         # Inputs narrower than the accumulator are copied to wide lanes first:
         # g++ 12 vectorizes no lanes' loop that loads 1-byte and 8-byte
         # values together (a where() on a bool mask kept exp scalar).
-        staged = [k for k in self.group.dependencies([arg], set(self.scalars)) if k < self.n_in
+        staged = [k for k in self.group.dependencies(wanted, set(defined) | set(self.scalars)) if k < self.n_in
                   and self.form.classes[k] == CONTIGUOUS and self.dtypes[k].itemsize < min(4, kind.itemsize)]
-        lanes_point = list(point)
-        for k in staged:
-            lanes_point = [line.replace(f"a{k}[q]", f"ax_s{k}[ax_l]") for line in lanes_point]
+        point = self.values(wanted, "q", defined) + stores
+        lanes_point = self.values(wanted, "q", defined, staged) + stores
         stage = [f"        long long ax_s{k}[{LANES}];" for k in staged]
         stage += [f"        for (int ax_l = 0; ax_l < {LANES}; ax_l++) ax_s{k}[ax_l] = a{k}[ax_j + ax_l];"
                   for k in staged]
@@ -379,10 +381,9 @@ def _reduce(w):
     value = w.n_in + len(w.group.body) - 1
     arg = w.group.body[-1].args[0]
     exported = list(w.strided_out)
-    point_lines = w.values([arg] + exported, "q", ())
     stores = [w.store(v, "q", True) for v in exported]
     kind, declare, total, register = w.accumulator(value, "ax_acc")
-    function, call = w.inner("ax_fold", "ax_n", [arg], w.fold(value, point_lines, stores, "ax_acc"),
+    function, call = w.inner("ax_fold", "ax_n", [arg], w.fold(value, [arg] + exported, stores, "ax_acc"),
                              strided_out=exported, extra=[(f"{kind}* ax_acc", "&ax_acc")])
     out = w.group.outputs[-1]
     body = ["if (start >= stop || rstart >= rstop) return;",
@@ -457,11 +458,10 @@ def _rows(w):
     for number, value in enumerate(reductions):
         arg = group.body[value - n_in].args[0]
         stored = flat if value == root else []
-        point_lines = w.values([arg] + stored, "q", defined)
         stores = [w.store(v, "q", False) for v in stored]
         kind, declare, total, _ = w.accumulator(value, f"ax_acc{value}")
         function, call = w.inner(f"ax_pass{number}", "dims[ax_D - 1]", [arg],
-                                 w.fold(value, point_lines, stores, "ax_acc"), defined=list(defined),
+                                 w.fold(value, [arg] + stored, stores, "ax_acc", defined), defined=list(defined),
                                  flat_out=stored, extra=[(f"{kind}* ax_acc", f"&ax_acc{value}")])
         functions.append(function)
         calls += [declare, call,
