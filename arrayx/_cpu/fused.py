@@ -29,6 +29,7 @@ from math import gcd, prod
 
 import numpy as np
 
+from ..executors.python_code import generated
 from ..graph.primitives import ARG_REDUCE_OPS, reduced_shape
 from . import memory, native, workers
 from .errors import ignoring_errors
@@ -136,28 +137,6 @@ def writes_into_input(group):
     root = group.body[-1]
     return (len(group.outputs) == 1 and group.reduction is None
             and out_ufunc(IMPLS[root.op.name](root.op, root.attrs, root.shape, root.dtype)) is not None)
-
-
-# Compiled code of the functions FusedKernel generates, by their text. The
-# text names kernels and constants but holds no shape, so a group at a new
-# extent, a plan's variant or another graph with the same instructions reuses
-# it: compiling is most of the cost of building a kernel. Texts are few (one
-# per instruction pattern); a bound keeps odd programs from growing it.
-_compiled = {}
-_COMPILED_TEXTS = 4096
-
-
-def generated(lines, names, name):
-    """The function `name` that the Python source `lines` defines, run with
-    the global `names` (the kernels and constants it calls)."""
-    text = "\n".join(lines)
-    code = _compiled.get(text)
-    if code is None:
-        if len(_compiled) >= _COMPILED_TEXTS:
-            _compiled.clear()
-        code = _compiled[text] = compile(text, "<fused group>", "exec")
-    exec(code, names)
-    return names[name]
 
 
 # FusedKernels by (group, place of the output): a plan rebound to other

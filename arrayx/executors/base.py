@@ -18,6 +18,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from ..references import extra_references
+from .python_code import generated
 
 # Movement primitives an executor may take as views of a realized buffer
 # (`Executor.view`): no computation, the result shares the buffer's memory.
@@ -275,30 +276,29 @@ class Executor(ABC):
             kernels = [(observe(step, fn, into is not None), into,
                         in_place if in_place is None else observe(step, in_place, True))
                        for step, (fn, into, in_place) in zip(steps, kernels)]
-        program = [(fn, step.args, step.out, drop, in_place)
-                   for step, drop, (fn, _, in_place) in zip(steps, drops, kernels)]
-        owns_memory = self.owns_memory
-
-        def run(slots):
-            for fn, args, out, drop, in_place in program:
-                if in_place is not None and extra_references(slots, args[0]) == 0 and owns_memory(slots[args[0]]):
-                    fn = in_place
-                # Results go straight into their slots: the slots hold them alone (see in_place).
-                if out.__class__ is tuple:   # a fused group with several outputs
-                    result = fn(*[slots[i] for i in args])
-                    for k, o in enumerate(out):
-                        slots[o] = result[k]
-                    result = None
-                else:
-                    n = len(args)
-                    if n == 1:
-                        slots[out] = fn(slots[args[0]])
-                    elif n == 2:
-                        slots[out] = fn(slots[args[0]], slots[args[1]])
-                    elif n == 3:
-                        slots[out] = fn(slots[args[0]], slots[args[1]], slots[args[2]])
-                    else:
-                        slots[out] = fn(*[slots[i] for i in args])
-                for i in drop:
-                    slots[i] = None
+        # The program as straight-line Python, a line per step: results go
+        # straight into their slots, which then hold them alone (see in_place).
+        names = {"extra_references": extra_references, "owns_memory": self.owns_memory}
+        lines = ["def run(slots):"]
+        for k, (step, drop, (fn, _, in_place)) in enumerate(zip(steps, drops, kernels)):
+            names[f"f{k}"] = fn
+            args = ", ".join(f"slots[{i}]" for i in step.args)
+            several = step.out.__class__ is tuple   # a fused group with several outputs
+            result = "result" if several else f"slots[{step.out}]"
+            if in_place is None:
+                lines.append(f"    {result} = f{k}({args})")
+            else:
+                names[f"p{k}"] = in_place
+                first = step.args[0]
+                lines += [f"    if extra_references(slots, {first}) == 0 and owns_memory(slots[{first}]):",
+                          f"        {result} = p{k}({args})",
+                          "    else:",
+                          f"        {result} = f{k}({args})"]
+            if several:
+                lines += [f"    slots[{o}] = result[{j}]" for j, o in enumerate(step.out)]
+                lines.append("    result = None")
+            lines += [f"    slots[{i}] = None" for i in drop]
+        if len(lines) == 1:
+            lines.append("    pass")
+        run = generated(lines, names, "run")
         return self.around_kernels(run)
