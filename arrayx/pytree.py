@@ -39,6 +39,11 @@ class TreeDef:
     def num_leaves(self):
         return len(self.paths)
 
+    @property
+    def is_leaf(self):
+        """Whether the tree is a bare leaf."""
+        return self.spec == _LEAF
+
     def unflatten(self, leaves):
         """A tree of this structure holding `leaves` (in flatten's order)."""
         leaves = list(leaves)

@@ -235,7 +235,7 @@ class _Compiled:
     writes into arguments back to the caller."""
 
     __slots__ = ("computation", "name", "binding", "out_def", "scalars", "shapes", "mutated", "donors", "device",
-                 "origins", "plain", "captured")
+                 "origins", "plain", "single", "captured")
 
     def __init__(self, computation, name, binding, out_def, scalars, n_results, mutated, origins, captured):
         self.computation = computation
@@ -250,6 +250,7 @@ class _Compiled:
         self.captured = captured     # the _Captured values the trace holds as constants
         self.plain = not mutated and not scalars and [i for i, _ in binding] == list(range(len(origins))) and all(
             dtype is None for _, dtype in binding)
+        self.single = out_def.is_leaf   # one array, returned bare
         # placeholder -> the node its caller's array holds while giving its buffer to a call
         self.donors = {}
         for leaf, k in mutated:
@@ -262,15 +263,34 @@ class _Compiled:
                                              node.shape, node.dtype, self.device)
 
     def __call__(self, leaves):
-        if self.plain:   # an array per placeholder, arrays out: the computation's own call
-            return self.out_def.unflatten(self.computation(*leaves))
-        outputs = self._run_writing(leaves, [])
+        if self.plain:   # an array per placeholder, arrays out
+            outputs = self._run_plain(leaves)
+            if self.single:
+                shape, dtype, device = self.shapes[0]
+                return Array._new(Node(EVALUATED, (), (), shape, dtype, device, outputs[0]))
+        else:
+            outputs = self._run_writing(leaves, [])
         results = [Array._new(Node(EVALUATED, (), (), shape, dtype, device, buffer))
                    for buffer, (shape, dtype, device) in zip(outputs, self.shapes)]
         for k, numpy in self.scalars:
             value = np.asarray(results[k])[()]
             results[k] = value if numpy else value.item()
         return self.out_def.unflatten(results)
+
+    def _run_plain(self, leaves):
+        """The computation's results for `leaves`, an array per placeholder
+        in order. An arrayx array is bound as it is: the signature this trace
+        was made for has its shape, dtype and device."""
+        computation = self.computation
+        borrowed = []
+        values = []
+        for k, leaf in enumerate(leaves):
+            if type(leaf) is Array:
+                buffer = leaf._node.buffer
+                values.append(buffer if buffer is not None else leaf._realized().buffer)
+            else:
+                values.append(computation.bind(k, leaf, borrowed))
+        return computation.run(values, borrowed)
 
     def _run_writing(self, leaves, borrowed):
         """The computation's results for `leaves` where it takes scalars or

@@ -164,17 +164,27 @@ class Computation:
         # Each result: its slot, or the buffer of an already evaluated node.
         self.results = [(slot_of[n], None) if n.buffer is None else (None, n.buffer) for n in wanted]
         self.shapes = [(n.shape, n.dtype, n.device) for n in wanted]
-        # How each input slot gets its value at a call.
+        # How each input slot gets its value at a call: `slots` holds the
+        # constants' buffers in theirs (a call fills a copy), `arguments` and
+        # `variables` say which slots take an argument's or a variable's.
         self.binding = []
-        for node in self.plan.inputs:
+        self.slots = [None] * self.plan.n_slots
+        arguments, variables = [], []
+        for s, node in enumerate(self.plan.inputs):
             source = original.get(node, node)
             if source.op.name == "placeholder":
-                self.binding.append(("argument", self.placeholders.index(source)))
+                k = self.placeholders.index(source)
+                self.binding.append(("argument", k))
+                arguments.append((s, k))
             elif source.op.name == "variable":
                 transformer.variables.setdefault(source)
                 self.binding.append(("variable", source))
+                variables.append((s, source))
             else:   # a constant: the copy holds its buffer on this device
                 self.binding.append(("buffer", node.buffer))
+                self.slots[s] = node.buffer
+        self.arguments = tuple(arguments)
+        self.variables = tuple(variables)
         for target, _ in self.assigns:
             transformer.variables.setdefault(target)
 
@@ -202,8 +212,11 @@ class Computation:
             transformer.initialize()
         observed = observe.observers
         start = observe.begin() if observed else 0.0
-        slots = [values[where] if kind == "argument" else transformer.value_of(where) if kind == "variable"
-                 else where for kind, where in self.binding]
+        slots = self.slots.copy()
+        for s, k in self.arguments:
+            slots[s] = values[k]
+        for s, variable in self.variables:
+            slots[s] = transformer.value_of(variable)
         values.clear()
         try:
             self.plan.run(slots)
