@@ -106,6 +106,8 @@ class NativeGroup:
         self.sets = self._sets()
         # Contiguous inputs (as the plan said) lay out by their shapes alone.
         self.contiguous = all(layout == "C" for _, _, layout in group.inputs)
+        # The inputs whose layout can differ between calls: a 0-d input is a scalar at every extent.
+        self.arrays = [k for k, (shape, _, _) in enumerate(group.inputs) if shape]
         self.layouts = {}     # input shapes (and strides) -> Layout, or None where no form covers them
         self.loaded = []      # the compiler.Kernels its layouts run: they stay loaded while it lives
         self.sources = {}     # Form -> its kernel's source
@@ -134,7 +136,10 @@ class NativeGroup:
 
     def layout(self, inputs):
         """The Layout of a call on `inputs`, or None when no form covers it."""
-        key = tuple([b.shape for b in inputs]) if self.contiguous else tuple([(b.shape, b.strides) for b in inputs])
+        if self.contiguous:
+            key = tuple([inputs[k].shape for k in self.arrays])
+        else:
+            key = tuple([(inputs[k].shape, inputs[k].strides) for k in self.arrays])
         found = self.layouts.get(key, False)
         if found is False:
             if len(self.layouts) >= LAYOUTS:
