@@ -676,6 +676,21 @@ def test_the_disk_cache_keeps_its_most_recently_used_kernels_within_its_bound(fr
     assert len(kept) == 1 and kept[0] not in first
 
 
+@pytest.mark.skipif(shutil.which("readelf") is None, reason="no readelf")
+def test_a_kernel_library_needs_only_the_c_runtime(fresh_kernels):
+    # Linked without g++'s default libstdc++ (a slower link); float16 casts take libgcc's conversions.
+    x = xp.asarray(np.linspace(0, 1, 100, dtype=np.float16))
+    with xp.debug.cpu_kernels("native"):
+        got = xp.eval(xp.exp(x) * 2.0 + x)
+    np.testing.assert_allclose(np.asarray(got), np.exp(np.asarray(x)) * 2 + np.asarray(x), rtol=2e-3)
+    libraries = list(fresh_kernels.glob("native/*.so"))
+    assert libraries
+    for library in libraries:
+        dynamic = subprocess.run(["readelf", "-d", str(library)], capture_output=True, text=True, check=True).stdout
+        needed = {line.split("[")[1].split("]")[0] for line in dynamic.splitlines() if "(NEEDED)" in line}
+        assert needed <= {"libmvec.so.1", "libm.so.6", "libc.so.6"}
+
+
 def test_a_group_of_strided_inputs_reads_the_strides_of_each_calls_buffers():
     # A dask chunk may be any view of its array: its groups declare their inputs strided.
     a = np.random.default_rng(9).uniform(-1, 1, (30, 40))

@@ -59,6 +59,12 @@ static __forceinline__ float ax_h2f(unsigned short h) { _Float16 f; __builtin_me
 static __forceinline__ unsigned short ax_f2h(float x) { _Float16 f = (_Float16)x; unsigned short h; __builtin_memcpy(&h, &f, 2); return h; }
 static __forceinline__ unsigned short ax_d2h(double x) { _Float16 f = (_Float16)x; unsigned short h; __builtin_memcpy(&h, &f, 2); return h; }
 
+// Keeps the loop whose counter is `i` scalar: an empty asm (no instruction)
+// the vectorizer cannot see through. For loops of a few iterations per row or
+// call, whose vectorized copies (main loop, epilogues) would cost compile
+// time and no run time; g++ 12 has no `#pragma GCC novector`.
+#define AX_SCALAR_LOOP(i) __asm__("" : "+r"(i))
+
 // Loops over axes [lo, hi) of a kernel's iteration space, whose extents
 // (`dims`) and operands' strides the kernel reads at run time: coordinates
 // from a flat index, the next point in C order, an operand's offset.
@@ -71,7 +77,7 @@ static __forceinline__ void ax_next(const long long* dims, long long* c, int lo,
 }
 static __forceinline__ long long ax_offset(const long long* strides, const long long* c, int lo, int hi) {
     long long o = 0;
-    for (int d = lo; d < hi; d++) o += c[d] * strides[d];
+    for (int d = lo; d < hi; d++) { AX_SCALAR_LOOP(d); o += c[d] * strides[d]; }
     return o;
 }
 
@@ -89,7 +95,7 @@ template <typename T> struct ax_cascade {
     T total(T zero) const {
         if (!depth) return zero;
         T t = level[0];
-        for (int i = 1; i < depth; i++) t = t + level[i];
+        for (int i = 1; i < depth; i++) { AX_SCALAR_LOOP(i); t = t + level[i]; }
         return t;
     }
 };
