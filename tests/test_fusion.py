@@ -227,6 +227,21 @@ def test_a_rows_group_with_an_epilogue_exports_values_of_both_shapes(path):
         assert_identical(out, (a.max(axis=1, keepdims=True) + log_sum_np) * bias)
 
 
+def test_an_epilogue_of_a_lone_row_reduction_stays_apart_so_rows_may_be_cut(path):
+    # Nothing over the whole rows reads the sum: the group ending in it needs
+    # no whole rows, and the log runs after it, as before epilogues.
+    a = np.random.default_rng(10).standard_normal((60, 50))
+    x = xp.asarray(a)
+    out = xp.log(xp.sum(xp.exp(x), axis=1, keepdims=True)) * 2.0
+    groups = debug.fused_groups(out)
+    assert [ops(g) for g in groups] == [["exp", "sum"], ["log", "multiply"]] and groups[0].row_axes == ()
+    expected = np.log(np.exp(a).sum(axis=1, keepdims=True)) * 2.0
+    if path == "native":
+        np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-14)   # sums in another order
+    else:
+        assert_identical(out, expected)
+
+
 def test_a_reduction_over_an_epilogue_stays_a_group_of_its_own():
     # The users of the row sum end in a whole-array sum: they stay a group
     # over the rows' results, not an epilogue.

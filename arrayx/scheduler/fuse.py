@@ -21,7 +21,11 @@ reduction whose users form an elementwise group of its kept shape makes that
 group the epilogue of a rows group over the reduction's source: the
 reduction and the producers of the whole rows then join it as above, so row
 logsumexp (max, subtract, exp, sum, then log and add once per row) is one
-group that reads each row once from memory.
+group that reads each row once from memory. Where nothing over the whole
+rows reads its one row reduction (`log(sum(exp(x)))`), the epilogue goes
+back to a group of its own: the group ending in that reduction then needs
+no whole rows (blocks and native pieces may cut them, dask reduces chunks
+of a row as a tree).
 
 An arg reduction (argmax, argmin) over one axis ends a group where the
 executor says it can (`fused_groups_end_in_arg_reductions`): the values it
@@ -102,6 +106,8 @@ def fuse(order, requested, layout_of):
                 group = Group(node.inputs[0].shape, node.device)
         group.members.append(node)
         group_of[node] = group
+    for group in {id(g): g for g in group_of.values()}.values():
+        _split_epilogue(group, users, group_of)
     groups = []
     seen = set()
     for node in order:
@@ -156,6 +162,23 @@ def _row_group(node, node_users, group_of, wanted, ex):
         return None
     group.row_axes = axes
     return group
+
+
+def _split_epilogue(group, users, group_of):
+    """Give the epilogue of `group` a group of its own where the group has
+    one row reduction and only the epilogue reads it."""
+    if group.row_axes is None:
+        return
+    epilogue = {m for m in group.members if m.op.name in ELEMENTWISE_OPS and m.shape != group.shape}
+    reductions = [m for m in group.members if m.op.kind == REDUCE]
+    if not epilogue or len(reductions) != 1 or not all(u in epilogue for u in users[reductions[0]]):
+        return
+    own = Group(reductions[0].shape, group.device)
+    own.members = [m for m in group.members if m in epilogue]
+    group.members = [m for m in group.members if m not in epilogue]
+    group.row_axes = None
+    for member in own.members:
+        group_of[member] = own
 
 
 def _program(group, wanted, layout_of):
