@@ -84,7 +84,8 @@ def chain(dtype, shape, layouts=("C", "C"), reduce=None, axes=(), keepdims=False
 def row_group(dtype, shape, row_axes=(1,), end="divide"):
     """Row softmax (max, subtract, exp, sum, divide) over the trailing
     `row_axes`; with end="sum" the group ends in the row sum (logsumexp's
-    reductions). The row max is an extra output."""
+    reductions), with end="logsumexp" in logsumexp's epilogue (log, add,
+    once per row). The row max is an extra output."""
     P = PRIMITIVES
     attrs = (row_axes, True)
     reduced = tuple(1 if d in row_axes else n for d, n in enumerate(shape))
@@ -94,6 +95,8 @@ def row_group(dtype, shape, row_axes=(1,), end="divide"):
             Instruction(P["sum"], attrs, (3,), reduced, dtype)]
     if end == "divide":
         body.append(Instruction(P["divide"], (), (3, 4), shape, dtype))
+    if end == "logsumexp":
+        body += [Instruction(P["log"], (), (4,), reduced, dtype), Instruction(P["add"], (), (1, 5), reduced, dtype)]
     return FusedGroup(shape, ((shape, dtype, "C"),), tuple(body), (1, len(body)))
 
 
@@ -114,8 +117,7 @@ class HostModule:
         group = _group_of[kernel.name]
         outputs = []
         for v in group.outputs:
-            shape = group.shape if v < len(group.inputs) or group.body[v - len(group.inputs)].op.kind != "reduce" \
-                else group.body[v - len(group.inputs)].shape
+            shape = group.shape if v < len(group.inputs) else group.body[v - len(group.inputs)].shape
             dtype = (group.inputs[v][1] if v < len(group.inputs) else group.body[v - len(group.inputs)].dtype)
             outputs.append(np.zeros(shape, dtype.dtype))
         strides = [tuple(s // a.itemsize for s in a.strides) for a in inputs]

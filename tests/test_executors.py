@@ -399,12 +399,29 @@ def test_a_row_kernel_device_keeps_a_final_reduction_over_other_axes_out_of_the_
     assert host_compiled == []
 
 
+def test_a_device_without_epilogues_runs_row_logsumexp_as_a_group_and_its_epilogue_apart(stand_in):
+    executor = RefusingExecutor(set())
+    executor.fused_rows_end_in_epilogues = False
+    device, host_compiled = stand_in(executor)
+    a = np.linspace(-3.0, 3.0, 600).reshape(20, 30)
+    x = xp.asarray(a, device=device)
+    top = xp.max(x, axis=1, keepdims=True)
+    out = top + xp.log(xp.sum(xp.exp(x - top), axis=1, keepdims=True))
+    top_np = a.max(axis=1, keepdims=True)
+    np.testing.assert_allclose(np.asarray(out), top_np + np.log(np.exp(a - top_np).sum(axis=1, keepdims=True)),
+                               rtol=1e-15)
+    groups = [step.attrs[0] for step in executor.compiled if step.op.name == "fused"]
+    assert groups and not any(group.epilogue for group in groups)
+    assert host_compiled == []
+
+
 class GPUAnswers(RefusingExecutor):
     """The CPU executor's buffers and kernels, answering `runs` as the GPU
     executor does (which needs a driver to build, but not to answer)."""
 
     runs = GPUExecutor.runs
     fused_rows_end_in_row_reductions = GPUExecutor.fused_rows_end_in_row_reductions
+    fused_rows_end_in_epilogues = GPUExecutor.fused_rows_end_in_epilogues
 
     def __init__(self):
         super().__init__(frozenset())

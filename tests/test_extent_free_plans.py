@@ -218,3 +218,23 @@ def test_a_graph_with_movements_at_many_lengths_builds_one_plan_and_rebinds_it(c
     assert counters["plans_built"] == 5 and counters["plans_rebound"] == 35
     plans, _ = schedule.cached_plans()
     assert plans == counters["plans_built"] + counters["plans_rebound"]   # each rebound plan under its exact key
+
+
+@pytest.mark.parametrize("kernels", ["numpy", "native"])
+def test_row_logsumexp_at_new_row_lengths_runs_its_group_and_epilogue_at_each(counters, kernels):
+    # One plan for every length, its group ending in the epilogue (log, add)
+    # over the kept shape of each call.
+    from arrayx._cpu.native import compiler
+    if kernels == "native" and compiler.available() is not None:
+        pytest.skip(f"native CPU kernels: {compiler.available()}")
+    with debug.cpu_kernels(kernels):
+        for n in (100, 300, 37):
+            a = np.random.default_rng(n).standard_normal((8, n))
+            x = xp.asarray(a)
+            top = xp.max(x, axis=1, keepdims=True)
+            out = top + xp.log(xp.sum(xp.exp(x - top), axis=1, keepdims=True))
+            expected = a.max(axis=1, keepdims=True) + np.log(np.exp(a - a.max(axis=1, keepdims=True)).sum(axis=1,
+                                                                                                         keepdims=True))
+            # Native sums add in another order: a few roundings of log's argument.
+            np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-14)
+    assert counters["plans_built"] == 1 and counters["steps_run"] == 3

@@ -48,6 +48,8 @@ def path(request, monkeypatch):
             yield request.param
         return
     if request.param == "blocks":
+        # Kernels built for whole arrays (another path's test of the same group) would run whole arrays.
+        monkeypatch.setattr(fused, "_kernels", {})
         monkeypatch.setattr(fused, "BLOCK_BYTES", 512)
         monkeypatch.setattr(fused, "BLOCKED_MIN_BYTES", 256)
         monkeypatch.setattr(fused, "BLOCKS_PER_THREAD", 2)
@@ -145,20 +147,110 @@ def test_row_softmax_is_one_group_with_row_reductions(path):
 
 
 def test_a_value_used_by_two_groups_is_computed_once():
-    # logsumexp: the row max feeds the pass over x and the final add, so it
-    # is computed once, by a group of its own.
+    # exp(t) and sin(t) feed reductions over different axes, each the root
+    # of a group of its own: t is computed once, by a step of its own.
     a = np.linspace(-1, 1, 12).reshape(3, 4)
     x = xp.asarray(a)
-    m = xp.max(x, axis=1, keepdims=True)
-    out = m + xp.log(xp.sum(xp.exp(x - m), axis=1, keepdims=True))
-    names = sorted(tuple(ops(g)) for g in debug.fused_groups(out))
-    assert names == [("log", "add"), ("subtract", "exp", "sum")]   # the max is a step of its own
-    xp.eval(out)
+    t = x * 2.0
+    rows, columns = xp.sum(xp.exp(t), axis=1), xp.sum(xp.sin(t), axis=0)
+    names = sorted(tuple(ops(g)) for g in debug.fused_groups(rows, columns))
+    assert names == [("exp", "sum"), ("sin", "sum")]   # the multiply is a step of its own
+    xp.eval(rows, columns)
     assert debug.counters["steps_run"] == 3
-    expected = a.max(1, keepdims=True) + np.log(np.exp(a - a.max(1, keepdims=True)).sum(1, keepdims=True))
-    assert_identical(out, expected)
+    assert_identical(rows, np.exp(a * 2.0).sum(axis=1))
+    assert_identical(columns, np.sin(a * 2.0).sum(axis=0))
 
 
+def _logsumexp(m, v, axis):
+    top = m.max(v, axis=axis, keepdims=True)
+    return top + m.log(m.sum(m.exp(v - top), axis=axis, keepdims=True))
+
+
+# (shape, row axes): one leading axis, several, none (a vector), rows over
+# two axes, and rows of one element (where the kept shape is the group's).
+LOGSUMEXP_SHAPES = [((60, 50), (1,)), ((3, 4, 33), (2,)), ((40,), (0,)), ((3, 4, 5, 6), (2, 3)), ((7, 1), (1,))]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,axes", LOGSUMEXP_SHAPES)
+def test_row_logsumexp_is_one_group_ending_in_an_epilogue(path, dtype, shape, axes):
+    a = np.random.default_rng(7).standard_normal(shape).astype(dtype) * 4
+    rows = a.reshape(-1, np.prod([shape[d] for d in axes]))
+    if len(rows) > 3:
+        rows[0, -1] = np.nan                 # the row's max and result are NaN
+        rows[1, 0] = np.inf                  # inf - inf in the sum: NaN, as NumPy's formula gives
+        rows[2, :] = -np.inf                 # -inf - -inf: NaN
+        rows[3, 0] = -np.inf                 # one -inf among finite values: it adds exp(-inf) = 0
+    x = xp.asarray(a)
+    out = _logsumexp(xp, x, axes)
+    groups = debug.fused_groups(out)
+    assert [ops(g) for g in groups] == [["max", "subtract", "exp", "sum", "log", "add"]]
+    assert groups[0].row_axes == axes and groups[0].shape == shape
+    kept = tuple(1 if d in axes else n for d, n in enumerate(shape))
+    assert {groups[0].body[v - 1].shape for v in groups[0].epilogue} <= {kept}
+    with np.errstate(all="ignore"):
+        expected = _logsumexp(np, a, axes)
+        xp.eval(out)
+        assert debug.counters["steps_run"] == 1
+        if path == "native":
+            # The sum of exps accumulates in another order (float32 in float64): its few roundings become
+            # log's absolute error, besides the ulps of exp and log.
+            eps = np.finfo(dtype).eps
+            np.testing.assert_allclose(np.asarray(out), expected, rtol=16 * eps, atol=16 * eps)
+            assert np.asarray(out).dtype == dtype and np.asarray(out).shape == kept
+        else:
+            assert_identical(out, expected)   # rows stay whole in a block: the same sums
+
+
+def test_a_rows_group_with_an_epilogue_exports_values_of_both_shapes(path):
+    # The softmax's numerators (over whole rows), log of the row sums and
+    # logsumexp (once per row, the epilogue), all from one pass.
+    a = np.random.default_rng(8).standard_normal((50, 40))
+    bias = np.random.default_rng(9).standard_normal((50, 1))
+    x, b = xp.asarray(a), xp.asarray(bias)
+    top = xp.max(x, axis=1, keepdims=True)
+    e = xp.exp(x - top)
+    log_sum = xp.log(xp.sum(e, axis=1, keepdims=True))
+    out = (top + log_sum) * b                # reads an input of the kept shape
+    groups = debug.fused_groups(e, log_sum, out)
+    assert len(groups) == 1 and len(groups[0].outputs) == 3
+    xp.eval(e, log_sum, out)
+    assert debug.counters["steps_run"] == 1
+    e_np = np.exp(a - a.max(axis=1, keepdims=True))
+    log_sum_np = np.log(e_np.sum(axis=1, keepdims=True))
+    assert_agrees(e, e_np, path)
+    if path == "native":
+        np.testing.assert_allclose(np.asarray(out), (a.max(axis=1, keepdims=True) + log_sum_np) * bias, rtol=1e-14)
+        np.testing.assert_allclose(np.asarray(log_sum), log_sum_np, rtol=1e-14)
+    else:
+        assert_identical(log_sum, log_sum_np)
+        assert_identical(out, (a.max(axis=1, keepdims=True) + log_sum_np) * bias)
+
+
+def test_an_epilogue_of_a_lone_row_reduction_stays_apart_so_rows_may_be_cut(path):
+    # Nothing over the whole rows reads the sum: the group ending in it needs
+    # no whole rows, and the log runs after it, as before epilogues.
+    a = np.random.default_rng(10).standard_normal((60, 50))
+    x = xp.asarray(a)
+    out = xp.log(xp.sum(xp.exp(x), axis=1, keepdims=True)) * 2.0
+    groups = debug.fused_groups(out)
+    assert [ops(g) for g in groups] == [["exp", "sum"], ["log", "multiply"]] and groups[0].row_axes == ()
+    expected = np.log(np.exp(a).sum(axis=1, keepdims=True)) * 2.0
+    if path == "native":
+        np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-14)   # sums in another order
+    else:
+        assert_identical(out, expected)
+
+
+def test_a_reduction_over_an_epilogue_stays_a_group_of_its_own():
+    # The users of the row sum end in a whole-array sum: they stay a group
+    # over the rows' results, not an epilogue.
+    a = np.linspace(-1, 1, 12).reshape(3, 4)
+    x = xp.asarray(a)
+    total = xp.sum(xp.log(xp.sum(xp.exp(x), axis=1, keepdims=True)) * 2.0)
+    names = [tuple(ops(g)) for g in debug.fused_groups(total)]
+    assert names == [("exp", "sum"), ("log", "multiply", "sum")]
+    np.testing.assert_allclose(float(total), np.sum(np.log(np.exp(a).sum(axis=1)) * 2.0), rtol=1e-15)
 def _softmax(a):
     e = np.exp(a - a.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)

@@ -76,7 +76,7 @@ def test_reductions_over_every_axis_pattern_compile(reduce):
 @pytest.mark.parametrize("dtype", [dt.float32, dt.float64, dt.float16])
 def test_row_reduction_groups_compile(dtype):
     kernels = compile_all([row_group(dtype, (6, 7)), row_group(dtype, (3, 4, 5), (1, 2)),
-                           row_group(dtype, (6, 7), end="sum")])
+                           row_group(dtype, (6, 7), end="sum"), row_group(dtype, (3, 4, 5), (1, 2), end="logsumexp")])
     assert {k.mode for k in kernels} == {"rows"}
 
 

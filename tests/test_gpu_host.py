@@ -186,7 +186,8 @@ def test_reductions_over_every_axis_pattern_match_the_cpu_executor(reduction_mod
 
 @pytest.mark.parametrize("dtype", [dt.float32, dt.float64, dt.float16])
 @pytest.mark.parametrize("shape,row_axes,end", [((6, 37), (1,), "divide"), ((3, 4, 5), (1, 2), "divide"),
-                                                 ((6, 37), (1,), "sum")])
+                                                 ((6, 37), (1,), "sum"), ((6, 37), (1,), "logsumexp"),
+                                                 ((3, 4, 5), (1, 2), "logsumexp")])
 def test_row_groups_match_the_cpu_executor(dtype, shape, row_axes, end):
     group = row_group(dtype, shape, row_axes, end)
     kernel = generate(group)

@@ -517,6 +517,41 @@ def test_a_row_group_gives_the_numpy_paths_softmax():
     assert_matches(got[0], want[0], ULPS, "softmax")
 
 
+@pytest.mark.parametrize("dtype", [dt.float32, dt.float64])
+@pytest.mark.parametrize("shape", [(33, 250), (4, 5, 17), (9, 1), (70,)])
+def test_a_row_group_with_an_epilogue_gives_the_numpy_paths_logsumexp(dtype, shape):
+    # max, subtract, exp, sum over the last axis, then once per row log(sum)
+    # and (max + log(sum)) * bias, an input of the kept shape: with outputs
+    # over the whole rows (the exps) and the epilogue's (log and the root),
+    # and with the root alone, written into the bias.
+    rows = shape[:-1] + (1,)
+    axes = ((len(shape) - 1,), True)
+    f = dtype
+    inputs = ((shape, f, "C"), (rows, f, "C"))
+    body = (Instruction(P["max"], axes, (0,), rows, f), Instruction(P["subtract"], (), (0, 2), shape, f),
+            Instruction(P["exp"], (), (3,), shape, f), Instruction(P["sum"], axes, (4,), rows, f),
+            Instruction(P["log"], (), (5,), rows, f), Instruction(P["add"], (), (2, 6), rows, f),
+            Instruction(P["multiply"], (), (7, 1), rows, f))
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal(shape) * 4).astype(dtype.dtype)
+    flat = x.reshape(-1, shape[-1])
+    if len(flat) > 3:
+        flat[0, -1], flat[1, 0], flat[2, :], flat[3, 0] = np.nan, np.inf, -np.inf, -np.inf
+    bias = rng.uniform(1, 2, rows).astype(dtype.dtype)
+    # The row sums accumulate in another order (float32 in float64): their
+    # few roundings become log's absolute error, besides exp's and log's ulps.
+    eps = np.finfo(dtype.dtype).eps
+    group = FusedGroup(shape, inputs, body, (4, 6, 8))
+    assert group.epilogue == ({6, 7, 8} if shape[-1] > 1 else set())
+    got, want = run_both(group, [x, bias])
+    assert [g.shape for g in got] == [shape, rows, rows]
+    assert_matches(got[0], want[0], ULPS, "exp")
+    for g, w in zip(got[1:], want[1:]):
+        np.testing.assert_allclose(g, w, rtol=16 * eps, atol=16 * eps)
+    got, want = run_both(FusedGroup(shape, inputs, body, (8,)), [x, bias], into=1)
+    np.testing.assert_allclose(got[0], want[0], rtol=16 * eps, atol=16 * eps)
+
+
 def test_a_plan_rebound_to_other_extents_runs_the_same_kernel():
     group = _chain_group([((10,), "C"), ((10,), "C")], (10,))
     runner = NativeGroup(group)

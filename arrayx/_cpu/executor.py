@@ -22,6 +22,7 @@ class CPUExecutor(Executor):
     name = "cpu"
     fuses = True
     fused_groups_end_in_arg_reductions = True
+    fused_rows_end_in_epilogues = True
     updates_in_place = True
     # With at most this many points a value, a fused group's points times
     # its widest item (16 bytes, complex128, 1 MiB) stay below the size it

@@ -182,6 +182,7 @@ class FusedKernel:
         self.fns = [IMPLS[i.op.name](i.op, i.attrs, i.shape, i.dtype) for i in body]
         self.ufuncs = [out_ufunc(fn) for fn in self.fns]
         self.exported = set(group.outputs)
+        self.epilogue = group.epilogue
         last = {}
         for k, instruction in enumerate(body):
             for a in instruction.args:
@@ -190,7 +191,7 @@ class FusedKernel:
         self.reuse = self._whole_array_reuse(elementwise)
         self.registers, self.register_dtypes = self._block_registers(elementwise)
         self.itemsize = max(i.dtype.itemsize for i in body)
-        self.broadcast = [i for i, (shape, _, _) in enumerate(group.inputs) if shape not in ((), group.shape)]
+        self.broadcast = self._broadcast_shapes()
         self.tiles = None
         self.seconds = None   # wall time of the last blocked call
         # An arg reduction's method (argmax, argmin), which runs only in blocks that hold its axis whole.
@@ -221,6 +222,21 @@ class FusedKernel:
         self.function = self.numpy if self.native is None else self._either
 
     # planning (once per group)
+
+    def _broadcast_shapes(self):
+        """For each input of another shape than the group's but 0-d, the
+        shape a block function reads it as: the group's, but along the row
+        axes its own extent. An input of the row reductions' kept shape then
+        gives a block one point a row, which the epilogue computes with
+        (the other instructions broadcast it as NumPy does)."""
+        shape = self.group.shape
+        rows = self.group.row_axes
+        targets = {}
+        for i, (own, _, _) in enumerate(self.group.inputs):
+            if own not in ((), shape):
+                aligned = (1,) * (len(shape) - len(own)) + own
+                targets[i] = tuple(a if d in rows else n for d, (a, n) in enumerate(zip(aligned, shape)))
+        return targets
 
     def _whole_array_reuse(self, elementwise):
         """Per instruction, the value whose array it may overwrite (see
@@ -274,13 +290,16 @@ class FusedKernel:
         at a later instruction, lent while V's block holds nothing yet (a block
         then keeps one array less in cache: the axpy chain at 1e6 ran 12 %
         faster with its output block as scratch); None for an exported value
-        (written into its output) or a non-ufunc that allocates. Values that
-        died free their place for the next value."""
+        (written into its output), a non-ufunc that allocates or a value of
+        the epilogue (a point a row: it allocates). Values that died free
+        their place for the next value."""
         n_in = self.n_in
         last = self.last
-        # (An output written into an input is never lent: its block holds that input's points.)
+        # (An output written into an input is never lent: its block holds that
+        # input's points; nor an epilogue's, which holds a point a row.)
         written_at = {n_in + k: k for k in range(len(elementwise))
-                      if n_in + k in self.exported and (self.into is None or k < len(elementwise) - 1)}
+                      if n_in + k in self.exported and n_in + k not in self.epilogue
+                      and (self.into is None or k < len(elementwise) - 1)}
         lent = set()     # output blocks that hold a live value
         free = {}        # dtype -> free block temporaries
         dtypes = []
@@ -295,7 +314,7 @@ class FusedKernel:
                     else:
                         lent.discard(r)
             place = None
-            if self.ufuncs[k] is not None and value not in self.exported:
+            if self.ufuncs[k] is not None and value not in self.exported and value not in self.epilogue:
                 dies = last.get(value, k)
                 lender = next((v for v, at in written_at.items() if k < at and dies <= at and v not in lent
                                and elementwise[at].dtype == instruction.dtype), None)
@@ -389,15 +408,16 @@ class FusedKernel:
         # inputs stay scalars, which every block reads whole.
         if self.broadcast:
             inputs = list(inputs)
-            for i in self.broadcast:
-                inputs[i] = np.broadcast_to(inputs[i], shape)
+            for i, target in self.broadcast.items():
+                inputs[i] = np.broadcast_to(inputs[i], target)
         outputs = {}
         if self.into is not None:
             outputs[group.outputs[-1]] = inputs[self.into]
         else:
             for o in group.outputs:
                 if o >= n_in and (self.reduction is None or o != group.outputs[-1]):
-                    outputs[o] = memory.empty(shape, group.body[o - n_in].dtype.dtype)
+                    instruction = group.body[o - n_in]
+                    outputs[o] = memory.empty(instruction.shape, instruction.dtype.dtype)
         points, pieces, direct = self._tiling()
         result = None
         if direct:

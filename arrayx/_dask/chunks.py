@@ -26,14 +26,18 @@ def chunk_program(group, in_shapes):
     """The CPU's program for `group` over one chunk whose inputs have
     `in_shapes`: its iteration shape is theirs broadcast, and a final
     reduction keeps its dimensions (a partial result that the tree
-    reduction combines with the other chunks'). It runs on the task's own
+    reduction combines with the other chunks'), and the epilogue is over
+    the row reductions' kept shape of the chunk. It runs on the task's own
     thread: dask already runs chunks in parallel, one per worker thread,
     and the CPU's thread pool would put every task's blocks on the same few
     threads as well."""
     shape = broadcast_shapes("fused", (), *in_shapes)   # NumPy's stops at 32 dimensions; arrays go to 64
+    n_in = len(group.inputs)
+    epilogue = group.epilogue
+    kept = reduced_shape(shape, group.row_axes, True)
     body = []
-    for instruction in group.body:
-        attrs, result_shape = instruction.attrs, shape
+    for v, instruction in enumerate(group.body, n_in):
+        attrs, result_shape = instruction.attrs, kept if v in epilogue else shape
         if instruction.op.kind == REDUCE:
             axes = instruction.attrs[0]
             attrs, result_shape = (axes, True), reduced_shape(shape, axes, True)

@@ -43,6 +43,8 @@ class DaskExecutor(Executor):
 
     name = "dask"
     fuses = True
+    # Its tasks run the CPU's fused program on chunks that hold whole rows.
+    fused_rows_end_in_epilogues = True
     holds_results = False
     # Flattening a chunked array for a dot product rechunks it; the fused
     # sum of products is one task per chunk.
@@ -180,17 +182,20 @@ def run_group(group, *inputs):
     reduction = group.reduction
     n_in = len(group.inputs)
     dtypes = [group.body[v - n_in].dtype.dtype for v in group.outputs]
-    # The root's chunks of a group ending in a reduction are partial results, one point along the reduced axes.
-    root_chunks = {axis: 1 for axis in reduction.attrs[0]} if reduction is not None else None
+    # Chunks of the root of a group ending in a reduction are partial results, one point along the
+    # reduced axes; those of an epilogue's value one point a row (each chunk holds whole rows).
+    epilogue_chunks = {axis: 1 for axis in group.row_axes}
+    adjusted = [epilogue_chunks if v in group.epilogue else None for v in group.outputs]
+    if reduction is not None:
+        adjusted[-1] = {axis: 1 for axis in reduction.attrs[0]}
     if len(group.outputs) == 1:
         outputs = [da.blockwise(chunks.run_group, index, group, None, *args, dtype=dtypes[0],
-                                adjust_chunks=root_chunks, meta=np.empty((0,) * ndim, dtypes[0]))]
+                                adjust_chunks=adjusted[0], meta=np.empty((0,) * ndim, dtypes[0]))]
     else:
         # One task per chunk gives a tuple of output chunks, taken apart by the tasks of each output.
         tuples = da.blockwise(chunks.run_group, index, group, None, *args, meta=np.empty((0,) * ndim, object))
         outputs = [da.blockwise(operator.getitem, index, tuples, index, k, None, dtype=dtype,
-                                adjust_chunks=root_chunks if k == len(dtypes) - 1 else None,
-                                meta=np.empty((0,) * ndim, dtype))
+                                adjust_chunks=adjusted[k], meta=np.empty((0,) * ndim, dtype))
                    for k, dtype in enumerate(dtypes)]
     if reduction is not None:
         axes, keepdims = reduction.attrs

@@ -14,7 +14,8 @@ Three kernel shapes cover it:
   neighbouring points; `gridDim.y` splits it as for reduce.
 - rows: the group holds row reductions (softmax, logsumexp). A block owns a
   row; each row reduction is one pass over the row (block reduction in
-  shared memory), and the last pass computes and stores the outputs.
+  shared memory), and the last pass computes and stores the outputs; the
+  first thread then computes and stores the epilogue's values of the row.
   Passes recompute the elementwise values they need from the inputs, which
   stay in cache, rather than keep a row of intermediates.
 
@@ -336,7 +337,10 @@ def _rows(group):
     root = group.body[-1]
     final_reduce = root.op.kind == "reduce"
     reductions = [n_in + k for k, i in enumerate(group.body) if i.op.kind == "reduce"]
-    passes = reductions if final_reduce else reductions + [None]
+    epilogue = group.epilogue
+    # Outputs over the whole rows, stored by the last pass.
+    elementwise_out = [k for k, v in enumerate(group.outputs) if v not in reductions and v not in epilogue]
+    passes = reductions if final_reduce or not elementwise_out else reductions + [None]
     exported = set(group.outputs)
 
     body = _unravel("row", shape[:lead], "r", "long long")
@@ -344,12 +348,9 @@ def _rows(group):
     for value in passes:
         unravel = _unravel("j", shape[lead:], "j", "long long")
         flat = f"row * {length} + j"
-        if value is None or value == group.outputs[-1]:
-            # The last pass stores every elementwise output (and may reduce).
-            elementwise_out = [k for k, v in enumerate(group.outputs) if v not in reductions]
-            wanted = [group.outputs[k] for k in elementwise_out]
-        else:
-            elementwise_out, wanted = [], []
+        # The last pass stores every output over the whole rows (and may reduce).
+        stored = elementwise_out if value is None or value == group.outputs[-1] else []
+        wanted = [group.outputs[k] for k in stored]
         loop = list(unravel)
         if value is not None:
             instruction = w.instruction(value)
@@ -361,7 +362,7 @@ def _rows(group):
             if rname in ("any", "all"):
                 arg = cast(arg, w.dtypes[arg_value], dt.bool)
             loop += w.values([arg_value] + wanted, coords, defined)
-            loop += [w.store(k, flat) for k in elementwise_out]
+            loop += [w.store(k, flat) for k in stored]
             combine = partial(cstyle.combine, rname, acc_dtype)
             loop.append(f"acc{value} = {combine(f'acc{value}', arg)};")
             body.append(f"{acc.register} acc{value} = {identity(rname, acc_dtype)};")
@@ -378,10 +379,16 @@ def _rows(group):
                 body.append(f"if (threadIdx.x == 0) {w.store(k, 'row')}")
         else:
             loop += w.values(wanted, coords, defined)
-            loop += [w.store(k, flat) for k in elementwise_out]
+            loop += [w.store(k, flat) for k in stored]
             body.append(f"for (long long j = threadIdx.x; j < {length}; j += blockDim.x) {{")
             body += ["    " + line for line in loop]
             body.append("}")
+    kept = [k for k, v in enumerate(group.outputs) if v in epilogue]
+    if kept:
+        # The epilogue reads inputs of the kept shape: a row's coordinates, 0 along the row axes.
+        point = w.values([group.outputs[k] for k in kept], coords[:lead] + ["0"] * len(row_axes), defined)
+        body += ["if (threadIdx.x == 0) {"] + ["    " + line for line in point + [w.store(k, "row") for k in kept]]
+        body.append("}")
     source = f"""extern "C" __global__ void {name}({w.params()})
 {{
     for (long long row = blockIdx.x; row < {rows}; row += gridDim.x) {{

@@ -71,6 +71,7 @@ class GPUExecutor(Executor):
     fuses = True
     # A "rows" kernel gives each block whole rows: it cannot also reduce across them.
     fused_rows_end_in_row_reductions = True
+    fused_rows_end_in_epilogues = True
 
     def __init__(self, runtime, ordinal):
         self.runtime = runtime
@@ -252,8 +253,7 @@ class GPUExecutor(Executor):
         outputs = []
         for v in group.outputs:
             instruction = group.body[v - n_in]
-            shape = instruction.shape if instruction.op.kind == "reduce" else group.shape
-            outputs.append(self.allocate(shape, instruction.dtype, f"the output of {group!r}"))
+            outputs.append(self.allocate(instruction.shape, instruction.dtype, f"the output of {group!r}"))
         if kernel.outer == 0:
             return outputs
         block, grid, splits = self._launch_shape(kernel)

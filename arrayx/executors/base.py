@@ -83,6 +83,11 @@ class Executor(ABC):
     # reductions reduce (a kernel that owns whole rows cannot also reduce
     # across them); the fuse pass then keeps such a reduction out of the group.
     fused_rows_end_in_row_reductions = False
+    # Whether a group with row reductions may end in an epilogue: elementwise
+    # work over the row reductions' kept shape, computed once per row after
+    # them (logsumexp's `max + log(sum)`; FusedGroup.epilogue), so that the
+    # group's root has that shape.
+    fused_rows_end_in_epilogues = False
     # Whether a fused group may end in an arg reduction (argmax, argmin over
     # one axis), so that the values it compares are never written out: the
     # executor computes it where the group's blocks hold that axis whole.

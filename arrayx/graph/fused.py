@@ -2,7 +2,7 @@
 
 A group is a small straight-line program over one iteration shape:
 elementwise instructions (broadcasting their operands NumPy-style), optionally
-ending in one reduction. It is the attrs of an ordinary `fused` step (MLX's
+ending in one reduction, or in an epilogue over its row reductions' results. It is the attrs of an ordinary `fused` step (MLX's
 `Compiled` primitive is the model), so executors implement it like any other
 primitive: the CPU executor runs it over cache-sized blocks, the GPU executor
 generates one kernel from it. Groups compare by structure, so a code generator
@@ -16,8 +16,10 @@ class Instruction:
     """`op` applied to earlier values of the group.
 
     `args` are value numbers: 0..n_inputs-1 are the group's inputs, n_inputs + k
-    is the result of instruction k. `shape` is the group's iteration shape for
-    elementwise instructions and the reduced shape for a final reduction.
+    is the result of instruction k. `shape` is its result's shape: the
+    group's iteration shape for elementwise instructions (the row
+    reductions' kept shape for those of the epilogue), the reduced shape
+    for a reduction.
     """
 
     __slots__ = ("op", "attrs", "args", "shape", "dtype")
@@ -40,7 +42,8 @@ class FusedGroup:
     """Elementwise instructions over `shape`, optionally ending in a reduction.
 
     Row reductions may come before the end: they reduce trailing axes with
-    keepdims, and later instructions broadcast their results back.
+    keepdims, and later instructions broadcast their results back. A group
+    with row reductions may end in an epilogue instead (see `epilogue`).
 
     `inputs` holds each input's (shape, dtype, layout): an input broadcasts to
     `shape` right-aligned, as NumPy does, and its layout is what the executor
@@ -83,6 +86,16 @@ class FusedGroup:
             if instruction.op.kind == "reduce":
                 return instruction.attrs[0]
         return ()
+
+    @property
+    def epilogue(self):
+        """The value numbers of the elementwise instructions over the row
+        reductions' kept shape (the group's with its row axes 1) rather than
+        the group's: they run once per row after the row's reductions,
+        reading those, inputs of that shape and each other (logsumexp's
+        `max + log(sum)`). The root of a group with an epilogue is in it."""
+        n = len(self.inputs)
+        return frozenset(n + k for k, i in enumerate(self.body) if i.op.kind != "reduce" and i.shape != self.shape)
 
     def dependencies(self, roots, defined=()):
         """The value numbers `roots` depend on, themselves included, in

@@ -16,6 +16,17 @@ shape and all its users are in the group. Then each block of the group holds
 whole rows, and the group computes the reduction and its broadcast back in one
 pass: row softmax is one group (max, subtract, exp, sum, divide).
 
+Where the executor says it can (`fused_rows_end_in_epilogues`), a row
+reduction whose users form an elementwise group of its kept shape makes that
+group the epilogue of a rows group over the reduction's source: the
+reduction and the producers of the whole rows then join it as above, so row
+logsumexp (max, subtract, exp, sum, then log and add once per row) is one
+group that reads each row once from memory. Where nothing over the whole
+rows reads its one row reduction (`log(sum(exp(x)))`), the epilogue goes
+back to a group of its own: the group ending in that reduction then needs
+no whole rows (blocks and native pieces may cut them, dask reduces chunks
+of a row as a tree).
+
 An arg reduction (argmax, argmin) over one axis ends a group where the
 executor says it can (`fused_groups_end_in_arg_reductions`): the values it
 compares are then never written out (k-means' nearest center is the argmin
@@ -95,6 +106,8 @@ def fuse(order, requested, layout_of):
                 group = Group(node.inputs[0].shape, node.device)
         group.members.append(node)
         group_of[node] = group
+    for group in {id(g): g for g in group_of.values()}.values():
+        _split_epilogue(group, users, group_of)
     groups = []
     seen = set()
     for node in order:
@@ -135,13 +148,37 @@ def _row_group(node, node_users, group_of, wanted, ex):
     if not keepdims or not axes or axes != tuple(range(ndim - len(axes), ndim)) or node in wanted:
         return None
     group = _group_of_users(node, node_users, group_of)
-    if group is None or group.shape != source.shape or group.row_axes not in (None, axes):
+    if group is None or group.row_axes not in (None, axes):
+        return None
+    if (group.shape == node.shape != source.shape and ex.fused_rows_end_in_epilogues
+            and group.members[0].op.name in ELEMENTWISE_OPS):
+        # Its users, all elementwise (a group without row reductions has
+        # no reduction but its root), become the epilogue of a rows group.
+        group.shape = source.shape
+    if group.shape != source.shape:
         return None
     root = group.members[0]   # members are in users-first order while groups grow
     if ex.fused_rows_end_in_row_reductions and root.op.kind == REDUCE and root.attrs[0] != axes:
         return None
     group.row_axes = axes
     return group
+
+
+def _split_epilogue(group, users, group_of):
+    """Give the epilogue of `group` a group of its own where the group has
+    one row reduction and only the epilogue reads it."""
+    if group.row_axes is None:
+        return
+    epilogue = {m for m in group.members if m.op.name in ELEMENTWISE_OPS and m.shape != group.shape}
+    reductions = [m for m in group.members if m.op.kind == REDUCE]
+    if not epilogue or len(reductions) != 1 or not all(u in epilogue for u in users[reductions[0]]):
+        return
+    own = Group(reductions[0].shape, group.device)
+    own.members = [m for m in group.members if m in epilogue]
+    group.members = [m for m in group.members if m not in epilogue]
+    group.row_axes = None
+    for member in own.members:
+        group_of[member] = own
 
 
 def _program(group, wanted, layout_of):

@@ -17,7 +17,7 @@ alone. Four forms cover every group the native path takes:
   outside a tile of kept points, each with an accumulator of its own.
 - rows: row reductions (softmax, logsumexp): for each row, a pass per row
   reduction over the row, then a pass computing and storing the outputs (or
-  a final reduction over the row).
+  a final reduction over the row), then the epilogue's values of the row.
 
 The innermost loop of each form is a function of its own whose pointer
 arguments are `__restrict__`, so g++ vectorizes it without alias checks, and
@@ -453,7 +453,8 @@ def _rows(w):
     group = w.group
     reductions = [n_in + k for k, i in enumerate(group.body) if i.op.kind == "reduce"]
     root = n_in + len(group.body) - 1
-    flat = [v for v in group.outputs if v not in reductions]
+    epilogue = [v for v in group.outputs if v in group.epilogue]
+    flat = [v for v in group.outputs if v not in reductions and v not in epilogue]
     functions, calls, defined = [], [], []
     for number, value in enumerate(reductions):
         arg = group.body[value - n_in].args[0]
@@ -469,9 +470,15 @@ def _rows(w):
         if value in group.outputs:
             calls.append(f"out{value}[row] = {w.ctype(value).store(f'v{value}')};")
         defined.append(value)
-    if group.body[-1].op.kind != "reduce":
+    if root not in reductions and flat:
         function, call = w.inner("ax_last", "dims[ax_D - 1]", flat, w.each_point(flat, False, defined),
                                  defined=list(defined), flat_out=flat)
+        functions.append(function)
+        calls.append(call)
+    if epilogue:
+        # One point a row, whose outputs' flat index is the row's.
+        function, call = w.inner("ax_epilogue", "1", epilogue, w.each_point(epilogue, False, defined),
+                                 defined=list(defined), flat_out=epilogue)
         functions.append(function)
         calls.append(call)
     body = ["if (start >= stop) return;",
@@ -481,6 +488,7 @@ def _rows(w):
             "for (long long row = start; row < stop; row++) {"]
     body += ["    " + line for line in w.offsets(0, "ax_D")]
     body += [f"    const long long f{v} = row * dims[ax_D - 1];" for v in flat]
+    body += [f"    const long long f{v} = row;" for v in epilogue]
     body += ["    " + line for line in calls]
     body += ["    ax_next(dims, c, lead_lo, lead_hi);",
              "}"]

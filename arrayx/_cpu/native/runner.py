@@ -103,6 +103,7 @@ class NativeGroup:
         self.ndim = len(group.shape)
         self.strided_out = codegen.strided_outputs(group, self.mode)
         self.outputs = [group.body[v - self.n_in] for v in group.outputs]
+        self.epilogue = group.epilogue
         self.sets = self._sets()
         # Contiguous inputs (as the plan said) lay out by their shapes alone.
         self.contiguous = all(layout == "C" for _, _, layout in group.inputs)
@@ -200,8 +201,9 @@ class NativeGroup:
         for _ in self.strided_out:
             classes.append(_inner_class(next(operands)[-1]))
         form = Form(self.mode, classes, self.into)
-        outputs = [(tuple(shape) if i.op.kind != "reduce" else reduced_shape(tuple(shape), *i.attrs), i.dtype.dtype)
-                   for i in self.outputs]
+        outputs = [(reduced_shape(tuple(shape), *i.attrs) if i.op.kind == "reduce"
+                    else reduced_shape(tuple(shape), group.row_axes, True) if v in self.epilogue else tuple(shape),
+                    i.dtype.dtype) for v, i in zip(group.outputs, self.outputs)]
         return Layout(form, extents, merged, outputs)
 
     def __call__(self, inputs, wait=False):
