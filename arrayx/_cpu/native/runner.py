@@ -21,6 +21,7 @@ from math import prod
 import numpy as np
 
 from .. import memory, workers
+from ...executors.python_code import generated
 from ...graph.primitives import contiguous_strides, reduced_shape
 from ..kernels import REDUCERS
 from . import codegen, compiler, launch
@@ -58,13 +59,13 @@ class Layout:
     """A group's loops for one call's input shapes and strides: the form,
     the meta array (the number of axes of each set, their extents, then the
     strides; its address goes to the kernel), the range of the outermost
-    set (columns: of the kept points) and of the reduced points, and each
-    output's (shape, NumPy dtype, whether it comes from the pool). Once the
+    set (columns: of the kept points) and of the reduced points, and how a
+    call makes each output that is not written into an input. Once the
     form's kernel is loaded (`ready`), `kernel` names it to the launch
     function and `call` holds the arguments before the buffers of a call
     over every point on the calling thread."""
 
-    __slots__ = ("form", "meta", "address", "outer", "reduced", "points", "outputs", "kernel", "call")
+    __slots__ = ("form", "meta", "address", "outer", "reduced", "points", "fresh", "kernel", "call")
 
     def __init__(self, form, extents, strides, outputs):
         self.form = form
@@ -74,7 +75,9 @@ class Layout:
         self.points = prod(flat[len(extents):])
         self.outer = prod(extents[0]) * (extents[-1][0] if form.mode == "columns" else 1)
         self.reduced = prod(extents[1]) if form.mode in ("reduce", "columns") else 0
-        self.outputs = [(shape, dtype, prod(shape) * dtype.itemsize >= POOLED_BYTES) for shape, dtype in outputs]
+        # How each output a call allocates is made (the first is an input where the form writes into one).
+        self.fresh = [(memory.empty if prod(shape) * dtype.itemsize >= POOLED_BYTES else np.empty, shape, dtype)
+                      for shape, dtype in outputs[0 if form.into is None else 1:]]
         self.kernel = None
         self.call = None
 
@@ -82,6 +85,16 @@ class Layout:
         """Take the loaded `kernel`, named to the launch function by `name`."""
         self.kernel = name(kernel)
         self.call = (self.kernel, self.address, 0, self.outer, 0, self.reduced, None, self.points >= RELEASE_POINTS)
+
+
+def _layout_key(group, contiguous):
+    """The function giving what a group's layout depends on in a call's
+    inputs: the shapes (and, unless the plan said they are contiguous, the
+    strides) of its array inputs; a 0-d input is a scalar at every extent."""
+    arrays = [k for k, (shape, _, _) in enumerate(group.inputs) if shape]
+    fields = ("shape",) if contiguous else ("shape", "strides")
+    parts = [f"inputs[{k}].{field}" for k in arrays for field in fields]
+    return generated(["def key(inputs):", f"    return ({', '.join(parts)}{',' if len(parts) == 1 else ''})"], {}, "key")
 
 
 class NativeGroup:
@@ -107,9 +120,8 @@ class NativeGroup:
         self.sets = self._sets()
         # Contiguous inputs (as the plan said) lay out by their shapes alone.
         self.contiguous = all(layout == "C" for _, _, layout in group.inputs)
-        # The inputs whose layout can differ between calls: a 0-d input is a scalar at every extent.
-        self.arrays = [k for k, (shape, _, _) in enumerate(group.inputs) if shape]
-        self.layouts = {}     # input shapes (and strides) -> Layout, or None where no form covers them
+        self.key = _layout_key(group, self.contiguous)
+        self.layouts = {}     # self.key(inputs) -> Layout, or None where no form covers the inputs
         self.loaded = []      # the compiler.Kernels its layouts run: they stay loaded while it lives
         self.sources = {}     # Form -> its kernel's source
         self.seconds = None   # wall time of the last threaded call
@@ -137,15 +149,14 @@ class NativeGroup:
 
     def layout(self, inputs):
         """The Layout of a call on `inputs`, or None when no form covers it."""
-        if self.contiguous:
-            key = tuple([inputs[k].shape for k in self.arrays])
-        else:
-            key = tuple([(inputs[k].shape, inputs[k].strides) for k in self.arrays])
+        key = self.key(inputs)
         found = self.layouts.get(key, False)
-        if found is False:
-            if len(self.layouts) >= LAYOUTS:
-                self.layouts.clear()
-            found = self.layouts[key] = self._layout(inputs)
+        return found if found is not False else self._keep_layout(key, inputs)
+
+    def _keep_layout(self, key, inputs):
+        if len(self.layouts) >= LAYOUTS:
+            self.layouts.clear()
+        found = self.layouts[key] = self._layout(inputs)
         return found
 
     def _layout(self, inputs):
@@ -210,7 +221,10 @@ class NativeGroup:
         """The group's outputs (a tuple when it has several), or None when
         the kernel is not compiled yet (with `wait`, it is compiled now) or
         no loop form covers these inputs."""
-        layout = self.layout(inputs)
+        key = self.key(inputs)
+        layout = self.layouts.get(key, False)
+        if layout is False:
+            layout = self._keep_layout(key, inputs)
         if layout is None:
             return None
         call = layout.call
@@ -218,9 +232,9 @@ class NativeGroup:
             if not self._load(layout, wait):
                 return None
             call = layout.call
-        outputs = [(memory.empty if pooled else np.empty)(shape, dtype) for shape, dtype, pooled in layout.outputs]
+        outputs = [allocate(shape, dtype) for allocate, shape, dtype in layout.fresh]
         if self.into is not None:
-            outputs[0] = inputs[self.into]
+            outputs.insert(0, inputs[self.into])
         most = self.threads or workers.THREADS
         if most == 1 or layout.points < THREADED_POINTS:
             RUN[0](*call, *inputs, *outputs)
