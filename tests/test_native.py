@@ -737,3 +737,23 @@ def test_a_group_of_strided_inputs_reads_the_strides_of_each_calls_buffers():
     np.testing.assert_array_equal(got[0], a + a)
     # exp within a few ulp, then a subtraction that may cancel: float64 rounding of the operands.
     np.testing.assert_allclose(got[1], (a + a) * a - np.exp(a), rtol=1e-14, atol=1e-14)
+
+
+def test_a_jitted_call_binds_lazy_strided_and_numpy_arguments_and_gives_the_plain_values(monkeypatch):
+    # A jitted call binds an arrayx argument's buffer as it is; the group's
+    # kernel lays out each call by its array inputs' shapes and strides, so a
+    # view after a contiguous array (and back) must not reuse the other's
+    # layout. Exact: multiplies and adds round as NumPy's (no contraction).
+    monkeypatch.setattr(native, "mode", "native")
+    f = xp.jit(lambda a, b: 2.5 * a + 1.5 * b + 0.5)
+    host = np.random.default_rng(0).uniform(-2, 2, (1000, 4)).astype(np.float32)
+    table = xp.asarray(host)
+    cases = [
+        (xp.asarray(host[:, 0].copy()), xp.asarray(host[:, 1].copy()), host[:, 0], host[:, 1]),
+        (table[:, 1], table[:, 2], host[:, 1], host[:, 2]),                          # strided views
+        (xp.asarray(host[:, 0].copy()) * 1.0, table[:, 3], host[:, 0], host[:, 3]),  # lazy, strided
+        (host[:, 2], xp.asarray(host[:, 3].copy()), host[:, 2], host[:, 3]),         # NumPy, contiguous
+        (table[:, 1], table[:, 2], host[:, 1], host[:, 2]),
+    ]
+    for a, b, ha, hb in cases:
+        np.testing.assert_array_equal(np.asarray(f(a, b)), 2.5 * ha + 1.5 * hb + 0.5)

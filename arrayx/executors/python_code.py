@@ -16,7 +16,8 @@ _COMPILED_TEXTS = 4096
 
 def generated(lines, names, name):
     """The function `name` that the Python source `lines` defines, run with
-    the global `names` (the kernels and constants it calls)."""
+    the global `names` (the kernels and constants it calls; `names` is its
+    globals from then on)."""
     text = "\n".join(lines)
     code = _compiled.get(text)
     if code is None:
@@ -24,4 +25,4 @@ def generated(lines, names, name):
             _compiled.clear()
         code = _compiled[text] = compile(text, "<generated>", "exec")
     exec(code, names)
-    return names[name]
+    return names.pop(name)   # not kept in its own globals: a function and its globals would be a reference cycle
