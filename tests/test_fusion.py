@@ -408,6 +408,31 @@ def test_values_forced_together_match_unfused(dtype, program, path):
             assert_agrees(g, e, path, ulps=0)
 
 
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=40)
+@given(before=programs, after=programs)
+def test_random_row_groups_ending_in_an_epilogue_match_unfused(dtype, before, after, path):
+    # The logsumexp pattern over random programs: a row maximum read by work
+    # over the whole rows (a row minimum of v - top) and, with that minimum,
+    # by random elementwise work over the kept shape (the group's epilogue).
+    # Maxima and minima are exact in any order, so every path agrees bit for
+    # bit on exactly rounded operations (NaNs and infinities included).
+    a, b, _ = _operands(dtype)
+    exact = path == "native"
+
+    def build(x, y):
+        v = _run_program("float", before, x, y, None, exact)[-1]
+        top = xp.max(v, axis=1, keepdims=True)
+        low = xp.min(v - top, axis=1, keepdims=True)
+        return _run_program("float", after, top, low, None, exact)[-1]
+
+    x, y = xp.asarray(a.reshape(40, 25)), xp.asarray(b.reshape(40, 25))
+    with np.errstate(all="ignore"):
+        expected = unfused(build, x, y)
+        got = build(x, y)
+    assert_agrees(got, expected, path, ulps=0)
+
 def test_a_value_lives_in_the_block_of_a_later_output(path):
     x = xp.asarray(np.linspace(0.5, 2.0, 1000))
     y = xp.asarray(np.linspace(2.0, 0.5, 1000))
