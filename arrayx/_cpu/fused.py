@@ -224,7 +224,7 @@ class FusedKernel:
     # planning (once per group)
 
     def _broadcast_shapes(self):
-        """For each input of another shape than the group's but 0-d, the
+        """For each input whose shape is neither the group's nor 0-d, the
         shape a block function reads it as: the group's, but along the row
         axes its own extent. An input of the row reductions' kept shape then
         gives a block one point a row, which the epilogue computes with

@@ -184,8 +184,8 @@ def run_group(group, *inputs):
     dtypes = [group.body[v - n_in].dtype.dtype for v in group.outputs]
     # Chunks of the root of a group ending in a reduction are partial results, one point along the
     # reduced axes; those of an epilogue's value one point a row (each chunk holds whole rows).
-    epilogue_chunks = {axis: 1 for axis in group.row_axes}
-    adjusted = [epilogue_chunks if v in group.epilogue else None for v in group.outputs]
+    epilogue, epilogue_chunks = group.epilogue, {axis: 1 for axis in group.row_axes}
+    adjusted = [epilogue_chunks if v in epilogue else None for v in group.outputs]
     if reduction is not None:
         adjusted[-1] = {axis: 1 for axis in reduction.attrs[0]}
     if len(group.outputs) == 1:

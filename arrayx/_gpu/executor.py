@@ -13,7 +13,6 @@ reading a buffer back synchronizes it.
 """
 
 from collections import OrderedDict
-
 from math import prod
 
 import numpy as np

@@ -147,13 +147,9 @@ class NativeGroup:
         last = max((d for d in reduced if group.shape[d] != 1), default=max(reduced))
         return [[d for d in kept if d < last], sorted(reduced), [d for d in kept if d > last]]
 
-    def layout(self, inputs):
-        """The Layout of a call on `inputs`, or None when no form covers it."""
-        key = self.key(inputs)
-        found = self.layouts.get(key, False)
-        return found if found is not False else self._keep_layout(key, inputs)
-
     def _keep_layout(self, key, inputs):
+        """The Layout of a call on `inputs` (None when no form covers
+        them), kept under `key`, their self.key."""
         if len(self.layouts) >= LAYOUTS:
             self.layouts.clear()
         found = self.layouts[key] = self._layout(inputs)
