@@ -219,6 +219,7 @@ class FusedKernel:
         # The path the last call took: "native" or "numpy".
         self.path = "numpy"
         self.native = NativeGroup(group, into, threads) if codegen.expressible(group) else None
+        self.native_call = None if self.native is None else self.native.caller()
         self.function = self.numpy if self.native is None else self._either
 
     # planning (once per group)
@@ -382,7 +383,7 @@ class FusedKernel:
         allows and the kernel is ready, else on NumPy."""
         mode = native.mode
         if mode != "numpy":
-            outputs = self.native(inputs, mode == "native")
+            outputs = self.native_call(inputs, mode == "native")
             if outputs is not None:
                 self.path = "native"
                 return outputs

@@ -61,11 +61,12 @@ class Layout:
     strides; its address goes to the kernel), the range of the outermost
     set (columns: of the kept points) and of the reduced points, and how a
     call makes each output that is not written into an input. Once the
-    form's kernel is loaded (`ready`), `kernel` names it to the launch
-    function and `call` holds the arguments before the buffers of a call
-    over every point on the calling thread."""
+    form's kernel is loaded, `kernel` names it to the launch function,
+    `whole(inputs)` runs a call on the calling thread (`on_this_thread`), and
+    `launch` is `whole` where the points are too few for threads, else None
+    (see NativeGroup.caller)."""
 
-    __slots__ = ("form", "meta", "address", "outer", "reduced", "points", "fresh", "kernel", "call")
+    __slots__ = ("form", "meta", "address", "outer", "reduced", "points", "fresh", "kernel", "whole", "launch")
 
     def __init__(self, form, extents, strides, outputs):
         self.form = form
@@ -79,22 +80,37 @@ class Layout:
         self.fresh = [(memory.empty if prod(shape) * dtype.itemsize >= POOLED_BYTES else np.empty, shape, dtype)
                       for shape, dtype in outputs[0 if form.into is None else 1:]]
         self.kernel = None
-        self.call = None
+        self.whole = None
+        self.launch = None
 
-    def ready(self, kernel, name):
-        """Take the loaded `kernel`, named to the launch function by `name`."""
-        self.kernel = name(kernel)
-        self.call = (self.kernel, self.address, 0, self.outer, 0, self.reduced, None, self.points >= RELEASE_POINTS)
+    def on_this_thread(self, n_in, into):
+        """A function running a call over every point on the calling thread:
+        launch(inputs) -> the outputs (a tuple when several), the first
+        written into input `into` when that is not None. Generated (`o0 =
+        a0(s0, d0)`, then one launch call): a call on small arrays costs
+        mostly the Python around its kernel."""
+        names = {"run": RUN[0], "kernel": self.kernel, "meta": self.address, "outer": self.outer,
+                 "reduced": self.reduced, "release": self.points >= RELEASE_POINTS}
+        lines = ["def launch(inputs):"]
+        outputs = [] if into is None else [f"inputs[{into}]"]
+        for j, (allocate, shape, dtype) in enumerate(self.fresh):
+            names.update({f"a{j}": allocate, f"s{j}": shape, f"d{j}": dtype})
+            lines.append(f"    o{j} = a{j}(s{j}, d{j})")
+            outputs.append(f"o{j}")
+        buffers = [f"inputs[{k}]" for k in range(n_in)] + outputs
+        lines.append(f"    run(kernel, meta, 0, outer, 0, reduced, None, release, {', '.join(buffers)})")
+        lines.append(f"    return {outputs[0] if len(outputs) == 1 else ', '.join(outputs)}")
+        return generated(lines, names, "launch")
 
 
-def _layout_key(group, contiguous):
-    """The function giving what a group's layout depends on in a call's
-    inputs: the shapes (and, unless the plan said they are contiguous, the
+def _key_expression(group, contiguous):
+    """The Python expression of what a group's layout depends on in a call's
+    `inputs`: the shapes (and, unless the plan said they are contiguous, the
     strides) of its array inputs; a 0-d input is a scalar at every extent."""
     arrays = [k for k, (shape, _, _) in enumerate(group.inputs) if shape]
     fields = ("shape",) if contiguous else ("shape", "strides")
     parts = [f"inputs[{k}].{field}" for k in arrays for field in fields]
-    return generated(["def key(inputs):", f"    return ({', '.join(parts)}{',' if len(parts) == 1 else ''})"], {}, "key")
+    return f"({', '.join(parts)}{',' if len(parts) == 1 else ''})"
 
 
 class NativeGroup:
@@ -120,8 +136,8 @@ class NativeGroup:
         self.sets = self._sets()
         # Contiguous inputs (as the plan said) lay out by their shapes alone.
         self.contiguous = all(layout == "C" for _, _, layout in group.inputs)
-        self.key = _layout_key(group, self.contiguous)
         self.layouts = {}     # self.key(inputs) -> Layout, or None where no form covers the inputs
+        self.key = generated(["def key(inputs):", f"    return {_key_expression(group, self.contiguous)}"], {}, "key")
         self.loaded = []      # the compiler.Kernels its layouts run: they stay loaded while it lives
         self.sources = {}     # Form -> its kernel's source
         self.seconds = None   # wall time of the last threaded call
@@ -221,23 +237,32 @@ class NativeGroup:
         layout = self.layouts.get(key, False)
         if layout is False:
             layout = self._keep_layout(key, inputs)
-        if layout is None:
+        if layout is None or layout.whole is None and not self._load(layout, wait):
             return None
-        call = layout.call
-        if call is None:
-            if not self._load(layout, wait):
-                return None
-            call = layout.call
+        most = self.threads or workers.THREADS
+        if most == 1 or layout.points < THREADED_POINTS:
+            return layout.whole(inputs)
         outputs = [allocate(shape, dtype) for allocate, shape, dtype in layout.fresh]
         if self.into is not None:
             outputs.insert(0, inputs[self.into])
-        most = self.threads or workers.THREADS
-        if most == 1 or layout.points < THREADED_POINTS:
-            RUN[0](*call, *inputs, *outputs)
-        else:
-            # As a NumPy group's blocks: the workers only when the last call took long enough to pay for waking them.
-            self._pieces(layout, (*inputs, *outputs), outputs[-1], most if workers.worth_waking(self.seconds) else 1)
+        # As a NumPy group's blocks: the workers only when the last call took long enough to pay for waking them.
+        self._pieces(layout, (*inputs, *outputs), outputs[-1], most if workers.worth_waking(self.seconds) else 1)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def caller(self):
+        """A function call(inputs, wait=False) doing what `__call__` does,
+        in one frame where the inputs' layout is known, its kernel loaded
+        and its points too few for threads (the key looked up inline), and
+        through `__call__` otherwise: a call on small arrays costs mostly
+        the Python around its kernel. The group does not keep it (its
+        globals hold the group)."""
+        return generated(["def call(inputs, wait=False):",
+                          f"    layout = layouts.get({_key_expression(self.group, self.contiguous)})",
+                          "    if layout is not None:",
+                          "        launch = layout.launch",
+                          "        if launch is not None:",
+                          "            return launch(inputs)",
+                          "    return group(inputs, wait)"], {"layouts": self.layouts, "group": self}, "call")
 
     def _load(self, layout, wait):
         """Whether `layout`'s kernel is loaded now (see `__call__`); on the
@@ -256,7 +281,10 @@ class NativeGroup:
         if RUN[0] is None:
             RUN[:] = launch.runner()
         self.loaded.append(kernel)
-        layout.ready(kernel, RUN[1])
+        layout.kernel = RUN[1](kernel)
+        layout.whole = layout.on_this_thread(self.n_in, self.into)
+        if layout.points < THREADED_POINTS:
+            layout.launch = layout.whole
         return True
 
     def _pieces(self, layout, buffers, result, threads):
