@@ -22,15 +22,27 @@ else:
         _IGNORE = _state.get()
 
 
+if _state is not None:
+    enter = functools.partial(_state.set, _IGNORE)   # no Python frame: a program enters it at every run
+    leave = _state.reset
+else:
+    def enter():
+        state = np.errstate(all="ignore")
+        state.__enter__()
+        return state
+
+    def leave(state):
+        state.__exit__(None, None, None)
+
+# (enter, leave): `token = enter()` ignores all errors until `leave(token)`.
+IGNORING = (enter, leave)
+
+
 def ignoring_errors(fn):
     """`fn`, run with NumPy's floating-point errors ignored."""
-    if _state is None:
-        return np.errstate(all="ignore")(fn)
-    enter, leave = _state.set, _state.reset
-
     @functools.wraps(fn)
     def quiet(*args):
-        token = enter(_IGNORE)
+        token = enter()
         try:
             return fn(*args)
         finally:

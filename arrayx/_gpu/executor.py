@@ -346,11 +346,16 @@ class GPUExecutor(Executor):
             return lambda a, b: self._matmul(step, a, b)
         return lambda *inputs: self._single(step, inputs)
 
-    def around_kernels(self, run):
-        def in_context(slots):
-            with self.runtime.active():
-                run(slots)
-        return in_context
+    def around_kernels(self):
+        def enter():
+            context = self.runtime.active()
+            context.__enter__()
+            return context
+        return enter, _leave_context
+
+
+def _leave_context(context):
+    context.__exit__(None, None, None)
 
 
 def copy_group(shape, dtype, layout):

@@ -251,10 +251,12 @@ class Executor(ABC):
         (`owns_memory`). Executors that plan across a segment refine it."""
         return [(self.kernel(step), None, None) for step in steps]
 
-    def around_kernels(self, run):
-        """`run(slots)`, wrapped in what the executor's kernels need around
-        them (the CPU's floating-point error state, the GPU's context)."""
-        return run
+    def around_kernels(self):
+        """(enter, leave) around what the executor's kernels need around
+        them (the CPU's floating-point error state, the GPU's context): a
+        program runs `token = enter()` first and `leave(token)` last, also
+        when a kernel raises; None where they need nothing."""
+        return None
 
     def kernel_path(self, kernel):
         """How the last call of `kernel` (one `kernels` returned) ran, where
@@ -305,5 +307,9 @@ class Executor(ABC):
             lines += [f"    slots[{i}] = None" for i in drop]
         if len(lines) == 1:
             lines.append("    pass")
-        run = generated(lines, names, "run")
-        return self.around_kernels(run)
+        around = self.around_kernels()
+        if around is not None:
+            names["enter"], names["leave"] = around
+            lines = [lines[0], "    token = enter()", "    try:", *("    " + line for line in lines[1:]),
+                     "    finally:", "        leave(token)"]
+        return generated(lines, names, "run")
