@@ -263,8 +263,20 @@ class _Compiled:
                                              node.shape, node.dtype, self.device)
 
     def __call__(self, leaves):
-        if self.plain:   # an array per placeholder, arrays out
-            outputs = self._run_plain(leaves)
+        computation = self.computation
+        if self.plain:
+            # An array per placeholder, arrays out. An arrayx array is bound
+            # as it is: the signature this trace was made for has its shape,
+            # dtype and device.
+            borrowed = []
+            values = []
+            for k, leaf in enumerate(leaves):
+                if type(leaf) is Array:
+                    buffer = leaf._node.buffer
+                    values.append(buffer if buffer is not None else leaf._realized().buffer)
+                else:
+                    values.append(computation.bind(k, leaf, borrowed))
+            outputs = computation.run(values, borrowed)
             if self.single:
                 shape, dtype, device = self.shapes[0]
                 return Array._new(Node(EVALUATED, (), (), shape, dtype, device, outputs[0]))
@@ -276,21 +288,6 @@ class _Compiled:
             value = np.asarray(results[k])[()]
             results[k] = value if numpy else value.item()
         return self.out_def.unflatten(results)
-
-    def _run_plain(self, leaves):
-        """The computation's results for `leaves`, an array per placeholder
-        in order. An arrayx array is bound as it is: the signature this trace
-        was made for has its shape, dtype and device."""
-        computation = self.computation
-        borrowed = []
-        values = []
-        for k, leaf in enumerate(leaves):
-            if type(leaf) is Array:
-                buffer = leaf._node.buffer
-                values.append(buffer if buffer is not None else leaf._realized().buffer)
-            else:
-                values.append(computation.bind(k, leaf, borrowed))
-        return computation.run(values, borrowed)
 
     def _run_writing(self, leaves, borrowed):
         """The computation's results for `leaves` where it takes scalars or

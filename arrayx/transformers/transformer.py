@@ -16,6 +16,7 @@ import numpy as np
 from .. import dtypes as dt, executors
 from ..counters import counters
 from ..device import CPU, Device
+from ..executors.python_code import generated
 from ..graph.node import Node, toposort
 from ..graph.primitives import BOUND, EVALUATED, UPDATE
 from ..namespace.array_object import Array
@@ -164,29 +165,21 @@ class Computation:
         # Each result: its slot, or the buffer of an already evaluated node.
         self.results = [(slot_of[n], None) if n.buffer is None else (None, n.buffer) for n in wanted]
         self.shapes = [(n.shape, n.dtype, n.device) for n in wanted]
-        # How each input slot gets its value at a call: `slots` holds the
-        # constants' buffers in theirs (a call fills a copy), `arguments` and
-        # `variables` say which slots take an argument's or a variable's.
+        # How each input slot gets its value at a call: an argument's, a
+        # variable's or a constant's buffer.
         self.binding = []
-        self.slots = [None] * self.plan.n_slots
-        arguments, variables = [], []
-        for s, node in enumerate(self.plan.inputs):
+        for node in self.plan.inputs:
             source = original.get(node, node)
             if source.op.name == "placeholder":
-                k = self.placeholders.index(source)
-                self.binding.append(("argument", k))
-                arguments.append((s, k))
+                self.binding.append(("argument", self.placeholders.index(source)))
             elif source.op.name == "variable":
                 transformer.variables.setdefault(source)
                 self.binding.append(("variable", source))
-                variables.append((s, source))
             else:   # a constant: the copy holds its buffer on this device
                 self.binding.append(("buffer", node.buffer))
-                self.slots[s] = node.buffer
-        self.arguments = tuple(arguments)
-        self.variables = tuple(variables)
         for target, _ in self.assigns:
             transformer.variables.setdefault(target)
+        self.run = self._run_function()
 
     def __call__(self, *args):
         if len(args) != len(self.placeholders):
@@ -200,41 +193,72 @@ class Computation:
         return tuple([Array._new(Node(EVALUATED, (), (), shape, dtype, device, buffer))
                       for buffer, (shape, dtype, device) in zip(outputs, self.shapes)])
 
-    def run(self, values, borrowed=()):
-        """The result buffers of a call binding `values` (a buffer per
-        placeholder, from `bind`); `borrowed` lists the NumPy arrays bound
-        without a copy. Empties `values`: the plan's slots then hold the
-        buffers alone, so one that its caller gave up (see
-        `writes_into_argument`) is written in place."""
-        transformer = self.transformer
-        if not transformer.initialized or transformer.closed:
-            transformer._check_open("computation")
-            transformer.initialize()
-        observed = observe.observers
-        start = observe.begin() if observed else 0.0
-        slots = self.slots.copy()
-        for s, k in self.arguments:
-            slots[s] = values[k]
-        for s, variable in self.variables:
-            slots[s] = transformer.value_of(variable)
-        values.clear()
-        try:
-            self.plan.run(slots)
-        except (ValueError, LookupError) as error:
-            failed = failure(error, self.plan, self.sites)
-            if failed is None:
-                raise
-            raise failed[1] from None
-        if observed:
-            observe.force_point("computation", "compiled", start)
-        outputs = [slots[s] if s is not None else buffer for s, buffer in self.results]
-        if borrowed:
-            # A result that is a view of a caller's array would change with it.
-            outputs = [transformer._executor().copy(out) if any(np.may_share_memory(out, b) for b in borrowed)
-                       else out for out in outputs]
-        for target, k in self.assigns:
-            transformer.state[target] = outputs[k]
-        return outputs
+    def _run_function(self):
+        """The computation's `run(values, borrowed=())`: the result buffers
+        of a call binding `values` (a buffer per placeholder, from `bind`);
+        `borrowed` lists the NumPy arrays bound without a copy. It empties
+        `values`: the plan's slots then hold the buffers alone, so one that
+        its caller gave up (see `writes_into_argument`) is written in place.
+        Generated, a line per slot, result and assign, as a call on small
+        arrays costs mostly its Python:
+
+            def run(values, borrowed=()):
+                ...                             # the transformer open, an observer told
+                slots = [values[0], c1, None]   # arguments, constants (c<s>), the plan's other slots
+                slots[3] = value_of(v3)         # a variable's current value
+                values.clear()
+                plan_run(slots)                 # (failures named by their call site)
+                outputs = [slots[2], r1]        # a result's slot, or a result that was a constant
+                state[t0] = outputs[1]          # an assign
+                return outputs
+
+        A constant's buffer is held by the function too, so the plan never
+        writes into it."""
+        names = {"transformer": self.transformer, "observe": observe, "plan_run": self.plan.run, "plan": self.plan,
+                 "sites": self.sites, "failure": failure, "unshared": _unshared,
+                 "state": self.transformer.state, "value_of": self.transformer.value_of}
+        slots = ["None"] * self.plan.n_slots
+        variables = []
+        for s, (kind, where) in enumerate(self.binding):
+            if kind == "argument":
+                slots[s] = f"values[{where}]"
+            elif kind == "variable":
+                names[f"v{s}"] = where
+                variables.append(f"    slots[{s}] = value_of(v{s})")
+            else:
+                names[f"c{s}"] = where
+                slots[s] = f"c{s}"
+        outputs = []
+        for k, (s, buffer) in enumerate(self.results):
+            if s is None:
+                names[f"r{k}"] = buffer
+            outputs.append(f"slots[{s}]" if s is not None else f"r{k}")
+        for j, (target, _) in enumerate(self.assigns):
+            names[f"t{j}"] = target
+        return generated([
+            "def run(values, borrowed=()):",
+            "    if not transformer.initialized or transformer.closed:",
+            "        transformer._check_open('computation')",
+            "        transformer.initialize()",
+            "    observed = observe.observers",
+            "    start = observe.begin() if observed else 0.0",
+            f"    slots = [{', '.join(slots)}]",
+            *variables,
+            "    values.clear()",
+            "    try:",
+            "        plan_run(slots)",
+            "    except (ValueError, LookupError) as error:",
+            "        failed = failure(error, plan, sites)",
+            "        if failed is None:",
+            "            raise",
+            "        raise failed[1] from None",
+            "    if observed:",
+            "        observe.force_point('computation', 'compiled', start)",
+            f"    outputs = [{', '.join(outputs)}]",
+            "    if borrowed:",
+            "        outputs = unshared(outputs, borrowed, transformer)",
+            *(f"    state[t{j}] = outputs[{k}]" for j, (_, k) in enumerate(self.assigns)),
+            "    return outputs"], names, "run")
 
     def writes_into_argument(self, argument, result):
         """Whether result `result` is computed in the buffer bound to
@@ -307,6 +331,13 @@ class Computation:
             borrowed.append(host)
             return buffer
         return executor.from_host(host)
+
+
+def _unshared(outputs, borrowed, transformer):
+    """`outputs`, each that is a view of a caller's array (`borrowed`)
+    copied: it would change with that array."""
+    copy = transformer._executor().copy
+    return [copy(out) if any(np.may_share_memory(out, b) for b in borrowed) else out for out in outputs]
 
 
 # Constants of a computation up to this many elements are computed once, when
