@@ -135,7 +135,7 @@ def jit(fn, *, static_argnums=(), static_argnames=()):
                 transformer = transformers[device] = Transformer(device)
             entry = compiled[signature] = _trace(fn, name, args, kwargs, static, static_names, arg_names,
                                                  transformer)
-        return entry(leaves)
+        return entry.call(leaves)
     return run
 
 
@@ -262,7 +262,8 @@ class _Compiled:
                                                                 f"writes into it"),
                                              node.shape, node.dtype, self.device)
 
-    def __call__(self, leaves):
+    def call(self, leaves):
+        """The results of a call whose argument leaves are `leaves`."""
         computation = self.computation
         if self.plain:
             # An array per placeholder, arrays out. An arrayx array is bound
