@@ -228,6 +228,51 @@ def test_where_selects_as_the_numpy_path(dtype):
     assert_matches(got[0], want[0], 0, "where")
 
 
+def _float32_ulp(exact):
+    """A float32 ulp at each float64 `exact`: the spacing of float32s in its
+    binade, 2**-149 in the subnormal range."""
+    _, e = np.frexp(np.abs(exact))
+    return np.maximum(np.ldexp(1.0, e - 24), 2.0 ** -149)
+
+
+def _float32_bits(value):
+    return np.float32(value).view(np.uint32)
+
+
+# exp(EXP_TOP) is the largest finite float32 exp: above EXP_TOP, exp is +inf.
+EXP_TOP = np.float32(88.72283172607422)
+
+
+def test_float32_exp_is_within_4_ulp_of_the_correctly_rounded_value():
+    # glibc's manual bounds its vector functions (host.h) within 4 ulp; over
+    # every float32 in [-104, 89] libmvec's AVX-512 expf is within 2.64 ulp.
+    # The oracle is NumPy's float64 exp, whose own error is ~2**-29 of a
+    # float32 ulp. Inputs: every 1024th float32 from -104 to EXP_TOP, every
+    # float32 in [-103.98, -87.33] (exps in the subnormal range, or rounding
+    # to 0 or to the least subnormal) and the 4096 floats up to EXP_TOP.
+    top = _float32_bits(EXP_TOP)
+    every = np.concatenate([np.arange(0, top, 1024, dtype=np.uint32),
+                            np.arange(_float32_bits(-0.0), _float32_bits(-104.0), 1024, dtype=np.uint32)])
+    subnormal = np.arange(_float32_bits(-87.33), _float32_bits(-103.98), dtype=np.uint32)
+    below_top = top - np.arange(4096, dtype=np.uint32)
+    x = np.concatenate([every, subnormal, below_top]).view(np.float32)
+    got = NativeGroup(_group_of(dt.float32, ["exp"], 1, x.shape))([x], wait=True)
+    exact = np.exp(x.astype(np.float64))
+    assert np.all(np.isfinite(got))
+    error = np.abs(got.astype(np.float64) - exact) / _float32_ulp(exact)
+    assert error.max() <= 4, (x[np.argmax(error)], error.max())
+
+
+def test_float32_exp_special_values_are_exact():
+    # The standard's special cases, +inf above EXP_TOP and +0 below
+    # ln(2**-150) = -103.972... (exp under half the least subnormal).
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, np.nextafter(EXP_TOP, np.float32(np.inf)), 89.0, 1e30,
+                  -104.0, -1e30], np.float32)
+    want = np.array([np.nan, np.inf, 0.0, 1.0, 1.0, np.inf, np.inf, np.inf, 0.0, 0.0], np.float32)
+    got = NativeGroup(_group_of(dt.float32, ["exp"], 1, x.shape))([x], wait=True)
+    assert_matches(got, want, 0, "exp")   # zeros' signs too
+
+
 # --- reductions: every monoid, dtype and loop form ------------------------
 
 # (shape, axes, keepdims): the reduce form (axes holding the last), the
