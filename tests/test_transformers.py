@@ -65,6 +65,28 @@ def test_constant_subgraphs_are_computed_once_when_compiling(t):
     np.testing.assert_array_equal(np.asarray(g(np.ones(n))), np.ones(n))
 
 
+def test_a_call_binds_arguments_variables_and_constants_afresh_each_time(t):
+    # The generated run fills each call's slots from its own arguments (in
+    # the placeholders' order, not the graph's), the variables' current
+    # values and the constants, which no call may write into: a constant
+    # result and a constant operand stay what they were.
+    a = ngt.placeholder((4,))
+    b = ngt.placeholder((4,))
+    v = ngt.variable(np.zeros(4), name="v")
+    const = xp.arange(4.0) * 2.0
+    f = t.computation([b - a * const, const, ngt.assign(v, v + a), v * 1.0], a, b)
+    total = np.zeros(4)
+    for k in range(3):
+        ha, hb = np.full(4, k + 1.0), np.arange(4.0) + 10 * k
+        diff, c, assigned, before = f(ha, hb)
+        np.testing.assert_array_equal(np.asarray(diff), hb - ha * np.arange(4.0) * 2.0)
+        np.testing.assert_array_equal(np.asarray(c), np.arange(4.0) * 2.0)
+        np.testing.assert_array_equal(np.asarray(before), total)
+        total = total + ha
+        np.testing.assert_array_equal(np.asarray(assigned), total)
+    np.testing.assert_array_equal(np.asarray(t.computation(v * 1.0)()), total)
+
+
 def test_results_never_share_memory_with_a_callers_array(t):
     # NumPy arguments are bound without a copy; a result or a variable's new
     # value that is a view of one must not change when the caller's array does.
