@@ -13,6 +13,8 @@ import functools
 
 import numpy as np
 
+from ..executors.base import entering
+
 try:
     from numpy._core._ufunc_config import _extobj_contextvar as _state
 except ImportError:
@@ -26,13 +28,7 @@ if _state is not None:
     enter = functools.partial(_state.set, _IGNORE)   # no Python frame: a program enters it at every run
     leave = _state.reset
 else:
-    def enter():
-        state = np.errstate(all="ignore")
-        state.__enter__()
-        return state
-
-    def leave(state):
-        state.__exit__(None, None, None)
+    enter, leave = entering(functools.partial(np.errstate, all="ignore"))
 
 # (enter, leave): `token = enter()` ignores all errors until `leave(token)`.
 IGNORING = (enter, leave)

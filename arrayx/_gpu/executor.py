@@ -18,7 +18,7 @@ from math import prod
 import numpy as np
 
 from .. import dtypes as dt
-from ..executors.base import VIEWS, Executor
+from ..executors.base import VIEWS, Executor, entering
 from ..graph.fused import FusedGroup, Instruction, single_instruction_group
 from ..graph.primitives import BLOCK_REDUCE_OPS, ELEMENTWISE_OPS, FUSED_OP, PRIMITIVES, contiguous_strides
 from . import codegen, cublas, dlpack
@@ -347,15 +347,7 @@ class GPUExecutor(Executor):
         return lambda *inputs: self._single(step, inputs)
 
     def around_kernels(self):
-        def enter():
-            context = self.runtime.active()
-            context.__enter__()
-            return context
-        return enter, _leave_context
-
-
-def _leave_context(context):
-    context.__exit__(None, None, None)
+        return entering(self.runtime.active)
 
 
 def copy_group(shape, dtype, layout):

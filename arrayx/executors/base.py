@@ -25,6 +25,21 @@ from .python_code import generated
 VIEWS = frozenset({"slice", "reshape", "permute", "broadcast", "flip"})
 
 
+def entering(make):
+    """(enter, leave) for `Executor.around_kernels` over the context managers
+    `make()` returns: enter() enters a new one and returns it, leave(it)
+    exits it."""
+    def enter():
+        context = make()
+        context.__enter__()
+        return context
+    return enter, _exit
+
+
+def _exit(context):
+    context.__exit__(None, None, None)
+
+
 class Step:
     """One primitive application inside a compiled segment.
 

@@ -264,11 +264,11 @@ class _Compiled:
 
     def call(self, leaves):
         """The results of a call whose argument leaves are `leaves`."""
-        computation = self.computation
         if self.plain:
             # An array per placeholder, arrays out. An arrayx array is bound
             # as it is: the signature this trace was made for has its shape,
             # dtype and device.
+            computation = self.computation
             borrowed = []
             values = []
             for k, leaf in enumerate(leaves):

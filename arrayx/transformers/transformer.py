@@ -232,7 +232,9 @@ class Computation:
         for k, (s, buffer) in enumerate(self.results):
             if s is None:
                 names[f"r{k}"] = buffer
-            outputs.append(f"slots[{s}]" if s is not None else f"r{k}")
+                outputs.append(f"r{k}")
+            else:
+                outputs.append(f"slots[{s}]")
         for j, (target, _) in enumerate(self.assigns):
             names[f"t{j}"] = target
         return generated([

@@ -83,15 +83,17 @@ class Layout:
         self.whole = None
         self.launch = None
 
-    def on_this_thread(self, n_in, into):
-        """A function running a call over every point on the calling thread:
-        launch(inputs) -> the outputs (a tuple when several), the first
-        written into input `into` when that is not None. Generated (`o0 =
+    def on_this_thread(self, n_in):
+        """A function running a call over `n_in` inputs and every point on
+        the calling thread: launch(inputs) -> the outputs (a tuple when
+        several), the first written into input `form.into` when that is not
+        None. Generated (`o0 =
         a0(s0, d0)`, then one launch call): a call on small arrays costs
         mostly the Python around its kernel."""
         names = {"run": RUN[0], "kernel": self.kernel, "meta": self.address, "outer": self.outer,
                  "reduced": self.reduced, "release": self.points >= RELEASE_POINTS}
         lines = ["def launch(inputs):"]
+        into = self.form.into
         outputs = [] if into is None else [f"inputs[{into}]"]
         for j, (allocate, shape, dtype) in enumerate(self.fresh):
             names.update({f"a{j}": allocate, f"s{j}": shape, f"d{j}": dtype})
@@ -282,7 +284,7 @@ class NativeGroup:
             RUN[:] = launch.runner()
         self.loaded.append(kernel)
         layout.kernel = RUN[1](kernel)
-        layout.whole = layout.on_this_thread(self.n_in, self.into)
+        layout.whole = layout.on_this_thread(self.n_in)
         if layout.points < THREADED_POINTS:
             layout.launch = layout.whole
         return True
