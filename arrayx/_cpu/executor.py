@@ -11,7 +11,7 @@ from ..graph.fused import single_instruction_group
 from ..graph.primitives import BLOCK_REDUCE_OPS, ELEMENTWISE_OPS, FUSED_OP, PRIMITIVES
 from . import memory, native
 from .errors import IGNORING
-from .fused import FusedKernel, fused_kernel, reused_arguments, writes_into_input
+from .fused import fused_kernel, ignores_errors_itself, path_of, reused_arguments, writes_into_input
 from .kernels import DYNAMIC, IMPLS, UPDATES, out_ufunc
 from .native import codegen, compiler
 
@@ -169,11 +169,11 @@ class CPUExecutor(Executor):
         return kernels
 
     def kernel_path(self, kernel):
-        owner = getattr(kernel, "__self__", None)
-        return owner.path if isinstance(owner, FusedKernel) else None
+        return path_of(kernel)
 
-    def around_kernels(self):
-        return IGNORING
+    def around_kernels(self, kernels):
+        # A fused group's native-first function ignores the errors itself where it runs NumPy.
+        return None if all(map(ignores_errors_itself, kernels)) else IGNORING
 
 
 def _lone_native_group(step):

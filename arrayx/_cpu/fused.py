@@ -147,6 +147,20 @@ _kernels = {}
 _KERNELS = 1024
 
 
+def ignores_errors_itself(function):
+    """Whether `function` is a FusedKernel's native-first function, which
+    ignores NumPy's floating-point errors itself where it runs NumPy (a
+    native kernel raises none), so that a program around it need not."""
+    return isinstance(getattr(function, "owner", None), FusedKernel)
+
+
+def path_of(function):
+    """The path ("native" or "numpy") the last call of a FusedKernel's
+    `function` took; None for another kernel."""
+    owner = getattr(function, "__self__", None) or getattr(function, "owner", None)
+    return owner.path if isinstance(owner, FusedKernel) else None
+
+
 def fused_kernel(group, into=None):
     """The FusedKernel of `group` with its output written into input `into`
     (None: a new array), built once per group and place."""
@@ -219,8 +233,7 @@ class FusedKernel:
         # The path the last call took: "native" or "numpy".
         self.path = "numpy"
         self.native = NativeGroup(group, into, threads) if codegen.expressible(group) else None
-        self.native_call = None if self.native is None else self.native.caller()
-        self.function = self.numpy if self.native is None else self._either
+        self.function = self.numpy if self.native is None else self._native_first()
 
     # planning (once per group)
 
@@ -378,12 +391,33 @@ class FusedKernel:
 
     # running
 
+    def _native_first(self):
+        """The function either(*inputs) doing what `_either` does, in one
+        frame where the mode allows the native kernel, the inputs' layout is
+        known and its launch set (the kernel loaded, the points too few for
+        threads), and through `_either` otherwise: a call on small arrays
+        costs mostly the Python around its kernel."""
+        either = generated(["def either(*inputs):",
+                          "    if native.mode != 'numpy':",
+                          f"        layout = layouts.get({self.native.key_text})",
+                          "        if layout is not None:",
+                          "            launch = layout.launch",
+                          "            if launch is not None:",
+                          "                kernel.path = 'native'",
+                          "                return launch(inputs)",
+                          "    return kernel._either(*inputs)"],
+                         {"native": native, "layouts": self.native.layouts, "kernel": self, **self.native.key_names},
+                         "either")
+        either.owner = self   # whose path a profile reads (path_of)
+        return either
+
+    @ignoring_errors
     def _either(self, *inputs):
         """The group through its native kernel where the mode (native.mode)
         allows and the kernel is ready, else on NumPy."""
         mode = native.mode
         if mode != "numpy":
-            outputs = self.native_call(inputs, mode == "native")
+            outputs = self.native(inputs, mode == "native")
             if outputs is not None:
                 self.path = "native"
                 return outputs

@@ -266,11 +266,12 @@ class Executor(ABC):
         (`owns_memory`). Executors that plan across a segment refine it."""
         return [(self.kernel(step), None, None) for step in steps]
 
-    def around_kernels(self):
-        """(enter, leave) around what the executor's kernels need around
-        them (the CPU's floating-point error state, the GPU's context): a
-        program runs `token = enter()` first and `leave(token)` last, also
-        when a kernel raises; None where they need nothing."""
+    def around_kernels(self, kernels):
+        """(enter, leave) around what `kernels` (the callables of a
+        segment's steps, `kernels` gave them) need around them (the CPU's
+        floating-point error state, the GPU's context): a program runs
+        `token = enter()` first and `leave(token)` last, also when a kernel
+        raises; None where they need nothing."""
         return None
 
     def kernel_path(self, kernel):
@@ -294,6 +295,7 @@ class Executor(ABC):
         kernels = [(fn, into, in_place) if not step.op.may_fail
                    else (naming_step(fn, step), into, in_place and naming_step(in_place, step))
                    for step, (fn, into, in_place) in zip(steps, self.kernels(steps, drops))]
+        around = self.around_kernels([f for fn, _, in_place in kernels for f in (fn, in_place) if f is not None])
         if observe is not None:
             kernels = [(observe(step, fn, into is not None), into,
                         in_place if in_place is None else observe(step, in_place, True))
@@ -322,7 +324,6 @@ class Executor(ABC):
             lines += [f"    slots[{i}] = None" for i in drop]
         if len(lines) == 1:
             lines.append("    pass")
-        around = self.around_kernels()
         if around is not None:
             names["enter"], names["leave"] = around
             lines = [lines[0], "    token = enter()", "    try:", *("    " + line for line in lines[1:]),

@@ -104,24 +104,24 @@ def jit(fn, *, static_argnums=(), static_argnames=()):
     def run(*args, **kwargs):
         if scope.open and recording():   # inside grad or another trace: its calls join the graph recorded
             return fn(*args, **kwargs)
-        leaves = []
-        signature = []
-        for i, a in enumerate(args):
-            if type(a) is Array and i not in static:   # a bare array, the common argument: no tree walk
+        signature = None
+        if not kwargs and not static:   # the common call, arrays only: no tree walk
+            signature = []
+            for a in args:
+                if type(a) is not Array:
+                    signature = None
+                    break
                 node = a._node
                 signature.append((node.shape, node.dtype, node.device))
-                leaves.append(a)
             else:
-                signature.append(("static", a) if i in static else _entry(a, leaves, name, arg_names, i))
-        node = None   # a call giving an argument's buffer up counts who holds its node (_Compiled._given_up)
-        if kwargs:
-            signature.append(tuple((key, ("static", value) if key in static_names
-                                    else _entry(value, leaves, name, arg_names, key))
-                                   for key, value in sorted(kwargs.items())))
+                signature = tuple(signature)
+                leaves = args
+            node = None   # a call giving an argument's buffer up counts who holds its node (_Compiled._given_up)
+        if signature is None:
+            leaves, signature = _signature(args, kwargs, static, static_names, name, arg_names)
         n = len(leaves)   # an object passed twice? (two leaves, the common case, without a set)
         if n > 1 and (leaves[0] is leaves[1] if n == 2 else len(set(map(id, leaves))) < n):
-            signature.append(_aliases(leaves))
-        signature = tuple(signature)
+            signature += (_aliases(leaves),)
         if eager_mode():   # xp.set_eager(True): fn runs as plain Python, as under jax.disable_jit()
             return _call_eagerly(fn, args, kwargs, static, static_names, _device(name, leaves))
         try:
@@ -137,6 +137,28 @@ def jit(fn, *, static_argnums=(), static_argnames=()):
                                                  transformer)
         return entry.call(leaves)
     return run
+
+
+def _signature(args, kwargs, static, static_names, name, arg_names):
+    """(leaves, signature) of a call: the argument leaves, and an entry per
+    positional argument (its value where static, else its tree and the
+    entries of its leaves) and one for the keyword arguments, if any."""
+    leaves = []
+    signature = []
+    for i, a in enumerate(args):
+        if i in static:
+            signature.append(("static", a))
+        elif type(a) is Array:   # a bare array: no tree walk
+            node = a._node
+            signature.append((node.shape, node.dtype, node.device))
+            leaves.append(a)
+        else:
+            signature.append(_entry(a, leaves, name, arg_names, i))
+    if kwargs:
+        signature.append(tuple((key, ("static", value) if key in static_names
+                                else _entry(value, leaves, name, arg_names, key))
+                               for key, value in sorted(kwargs.items())))
+    return leaves, tuple(signature)
 
 
 def _device(name, leaves):

@@ -207,16 +207,18 @@ class Computation:
                 slots = [values[0], c1, None]   # arguments, constants (c<s>), the plan's other slots
                 slots[3] = value_of(v3)         # a variable's current value
                 values.clear()
-                plan_run(slots)                 # (failures named by their call site)
+                plan_run(slots)                 # (failures named by their call site; Plan.run inlined)
                 outputs = [slots[2], r1]        # a result's slot, or a result that was a constant
                 state[t0] = outputs[1]          # an assign
                 return outputs
 
         A constant's buffer is held by the function too, so the plan never
         writes into it."""
-        names = {"transformer": self.transformer, "observe": observe, "plan_run": self.plan.run, "plan": self.plan,
-                 "sites": self.sites, "failure": failure, "unshared": _unshared,
+        plan = self.plan
+        names = {"transformer": self.transformer, "observe": observe, "plan_run": plan.run, "plan": plan,
+                 "sites": self.sites, "failure": failure, "unshared": _unshared, "counters": counters,
                  "state": self.transformer.state, "value_of": self.transformer.value_of}
+        names.update((f"p{k}", program) for k, program in enumerate(plan.programs))
         slots = ["None"] * self.plan.n_slots
         variables = []
         for s, (kind, where) in enumerate(self.binding):
@@ -248,7 +250,11 @@ class Computation:
             *variables,
             "    values.clear()",
             "    try:",
-            "        plan_run(slots)",
+            "        if observed:",
+            "            plan_run(slots)",
+            "        else:   # Plan.run, inlined",
+            *(f"            p{k}(slots)" for k in range(len(plan.programs))),
+            f"            counters['steps_run'] += {plan.steps}",
             "    except (ValueError, LookupError) as error:",
             "        failed = failure(error, plan, sites)",
             "        if failed is None:",

@@ -49,7 +49,8 @@ def launcher():
 
 
 def _reads_like_numpy(module):
-    """Whether the launcher finds every dtype's array data and scalar value where NumPy says they are."""
+    """Whether the launcher finds every dtype's array data and scalar value,
+    and arrays' shapes and strides, where NumPy says they are."""
     for code in "?bhilqBHILQefdFD":
         array = np.arange(3).astype(code)
         scalar = array[1]
@@ -57,7 +58,17 @@ def _reads_like_numpy(module):
             return False
         if ctypes.string_at(module.address(scalar), array.itemsize) != scalar.tobytes():
             return False
-    return True
+    grid = np.zeros((3, 4, 5))
+    views = (grid, grid[::2, 1:, ::-1].T, grid[1, :, 2], np.ones(()))
+    expected = [v for a in views for v in (a.ndim, *a.shape, *a.strides)]
+    return module.layout_key(*views) == np.array(expected, np.longlong).tobytes()
+
+
+def layout_key():
+    """The launcher's layout_key(*arrays) (see launcher.c), or None where
+    there is no launcher."""
+    module = launcher()
+    return None if module is None else module.layout_key
 
 
 @functools.cache

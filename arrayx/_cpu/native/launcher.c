@@ -20,11 +20,16 @@
  * by spinning a few tens of microseconds, then on a condition variable:
  * waking a Python worker costs more than a piece of a 1e6-point call.
  *
- * An array's data pointer and a scalar's value are read at their place in
- * NumPy's object layout, which NumPy keeps fixed for its C API's users
- * (PyArrayObject_fields.data, and every scalar's obval, right after the
- * object header): this file needs no NumPy header. launch.py checks both
- * against NumPy's own answers before it uses this module.
+ * layout_key(*arrays) is a bytes object holding each array's number of axes,
+ * shape and strides: what a native group's loops depend on, as a dict key
+ * built in one call (the shape and strides attributes make a tuple each).
+ *
+ * An array's data pointer, number of axes, shape and strides and a scalar's
+ * value are read at their place in NumPy's object layout, which NumPy keeps
+ * fixed for its C API's users (PyArrayObject_fields' first fields, and every
+ * scalar's obval, right after the object header): this file needs no NumPy
+ * header. launch.py checks them against NumPy's own answers before it uses
+ * this module.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -38,6 +43,15 @@ typedef void (*ax_kernel)(char* const*, const long long*, long long, long long, 
 
 static PyTypeObject* ndarray;
 static PyTypeObject* generic;
+
+/* The leading fields of NumPy's PyArrayObject_fields. */
+typedef struct {
+    PyObject_HEAD
+    char* data;
+    int nd;
+    Py_ssize_t* dimensions;
+    Py_ssize_t* strides;
+} ax_array;
 
 static int address(PyObject* obj, char** out) {
     if (PyObject_TypeCheck(obj, ndarray)) {
@@ -255,10 +269,32 @@ static PyObject* data_address(PyObject* self, PyObject* obj) {
     return PyLong_FromVoidPtr(out);
 }
 
+static PyObject* layout_key(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+    Py_ssize_t words = 0;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        if (!PyObject_TypeCheck(args[i], ndarray)) {
+            PyErr_Format(PyExc_TypeError, "layout_key: expected NumPy arrays, got %.100s", Py_TYPE(args[i])->tp_name);
+            return NULL;
+        }
+        words += 1 + 2 * (Py_ssize_t)((ax_array*)args[i])->nd;
+    }
+    PyObject* key = PyBytes_FromStringAndSize(NULL, words * (Py_ssize_t)sizeof(long long));
+    if (key == NULL) return NULL;
+    long long* out = (long long*)PyBytes_AS_STRING(key);
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        const ax_array* a = (const ax_array*)args[i];
+        *out++ = a->nd;
+        for (int d = 0; d < a->nd; d++) *out++ = a->dimensions[d];
+        for (int d = 0; d < a->nd; d++) *out++ = a->strides[d];
+    }
+    return key;
+}
+
 static PyMethodDef methods[] = {
     {"run", (PyCFunction)(void (*)(void))run, METH_FASTCALL, "Run a native kernel over buffers."},
     {"split", (PyCFunction)(void (*)(void))split, METH_FASTCALL, "Run a native kernel's pieces on a pool."},
     {"address", data_address, METH_O, "The address run passes for a buffer."},
+    {"layout_key", (PyCFunction)(void (*)(void))layout_key, METH_FASTCALL, "Arrays' axes, shapes and strides as bytes."},
     {NULL, NULL, 0, NULL},
 };
 

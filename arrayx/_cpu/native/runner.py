@@ -20,7 +20,7 @@ from math import prod
 
 import numpy as np
 
-from .. import memory, workers
+from .. import memory, native, workers
 from ...executors.python_code import generated
 from ...graph.primitives import contiguous_strides, reduced_shape
 from ..kernels import REDUCERS
@@ -106,13 +106,19 @@ class Layout:
 
 
 def _key_expression(group, contiguous):
-    """The Python expression of what a group's layout depends on in a call's
-    `inputs`: the shapes (and, unless the plan said they are contiguous, the
-    strides) of its array inputs; a 0-d input is a scalar at every extent."""
+    """(the Python expression of what a group's layout depends on in a
+    call's `inputs`, the globals it reads): the shapes and strides of its
+    array inputs (a 0-d input is a scalar at every extent), as the
+    launcher's layout_key bytes, in one C call; where there is no launcher
+    (or the mode never runs natively), a tuple of the shapes and, unless
+    the plan said they are contiguous, the strides."""
     arrays = [k for k, (shape, _, _) in enumerate(group.inputs) if shape]
+    layout_key = launch.layout_key() if native.mode != "numpy" else None
+    if layout_key is not None:
+        return f"layout_key({', '.join(f'inputs[{k}]' for k in arrays)})", {"layout_key": layout_key}
     fields = ("shape",) if contiguous else ("shape", "strides")
     parts = [f"inputs[{k}].{field}" for k in arrays for field in fields]
-    return f"({', '.join(parts)}{',' if len(parts) == 1 else ''})"
+    return f"({', '.join(parts)}{',' if len(parts) == 1 else ''})", {}
 
 
 class NativeGroup:
@@ -139,7 +145,9 @@ class NativeGroup:
         # Contiguous inputs (as the plan said) lay out by their shapes alone.
         self.contiguous = all(layout == "C" for _, _, layout in group.inputs)
         self.layouts = {}     # self.key(inputs) -> Layout, or None where no form covers the inputs
-        self.key = generated(["def key(inputs):", f"    return {_key_expression(group, self.contiguous)}"], {}, "key")
+        # The key's expression of `inputs` and the globals it reads, for the callers that inline it.
+        self.key_text, self.key_names = _key_expression(group, self.contiguous)
+        self.key = generated(["def key(inputs):", f"    return {self.key_text}"], dict(self.key_names), "key")
         self.loaded = []      # the compiler.Kernels its layouts run: they stay loaded while it lives
         self.sources = {}     # Form -> its kernel's source
         self.seconds = None   # wall time of the last threaded call
@@ -250,21 +258,6 @@ class NativeGroup:
         # As a NumPy group's blocks: the workers only when the last call took long enough to pay for waking them.
         self._pieces(layout, (*inputs, *outputs), outputs[-1], most if workers.worth_waking(self.seconds) else 1)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
-
-    def caller(self):
-        """A function call(inputs, wait=False) doing what `__call__` does,
-        in one frame where the inputs' layout is known, its kernel loaded
-        and its points too few for threads (the key looked up inline), and
-        through `__call__` otherwise: a call on small arrays costs mostly
-        the Python around its kernel. The group does not keep it (its
-        globals hold the group)."""
-        return generated(["def call(inputs, wait=False):",
-                          f"    layout = layouts.get({_key_expression(self.group, self.contiguous)})",
-                          "    if layout is not None:",
-                          "        launch = layout.launch",
-                          "        if launch is not None:",
-                          "            return launch(inputs)",
-                          "    return group(inputs, wait)"], {"layouts": self.layouts, "group": self}, "call")
 
     def _load(self, layout, wait):
         """Whether `layout`'s kernel is loaded now (see `__call__`); on the
