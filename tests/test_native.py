@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -597,6 +598,19 @@ def test_a_row_group_with_an_epilogue_gives_the_numpy_paths_logsumexp(dtype, sha
     np.testing.assert_allclose(got[0], want[0], rtol=16 * eps, atol=16 * eps)
 
 
+@pytest.mark.skipif(launch.launcher() is None, reason="no launcher here (no Python headers)")
+def test_the_launchers_layout_key_holds_each_arrays_axes_shape_and_strides():
+    grid = np.zeros((3, 4, 5), np.float32)
+    views = [grid, grid[::2, 1:, ::-1].T, grid[1, :, 2], np.ones(()), grid.reshape(12, 5), grid[:, :1, :]]
+    keys = [launch.layout_key()(v) for v in views]
+    for view, key in zip(views, keys):
+        assert key == np.array([view.ndim, *view.shape, *view.strides], np.longlong).tobytes()
+    assert len(set(keys)) == len(views)
+    assert launch.layout_key()(*views) == b"".join(keys)
+    with pytest.raises(TypeError, match="layout_key: expected NumPy arrays, got"):
+        launch.layout_key()(grid, np.float32(1.0))
+
+
 def test_a_plan_rebound_to_other_extents_runs_the_same_kernel():
     group = _chain_group([((10,), "C"), ((10,), "C")], (10,))
     runner = NativeGroup(group)
@@ -660,6 +674,24 @@ def test_the_forced_native_path_runs_lone_elementwise_steps_and_reductions_nativ
         assert _paths(lambda: xp.eval(xp.sin(x))) == ["cpu (native)"]
         assert _paths(lambda: xp.eval(xp.sum(x))) == ["cpu (native)"]
         np.testing.assert_allclose(np.asarray(xp.sin(x)), np.sin(np.linspace(-1, 1, 50)), rtol=1e-15)
+
+
+@pytest.mark.parametrize("mode", ["auto", "native", "numpy"])
+def test_no_path_lets_numpys_floating_point_warnings_out(mode, fresh_kernels):
+    # A program of native-first groups does not set NumPy's error state: the
+    # group's NumPy path (before its kernel is ready, or always) sets it.
+    values = np.array([0.0, -1.0, 1e308, np.inf, -np.inf, np.nan, 2.0], np.float64)
+    x = xp.asarray(values)
+    chain = xp.jit(lambda a: xp.log(a) * 2.0 - a / 0.0 + xp.exp(a * 1e10))
+    with np.errstate(all="ignore"):
+        want = np.log(values) * 2.0 - values / 0.0 + np.exp(values * 1e10)
+    with xp.debug.cpu_kernels(mode), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(runner.HOT_CALLS + 2):
+            results = [chain(x), xp.log(x) * 2.0 - x / 0.0 + xp.exp(x * 1e10)]
+            for got in results:
+                np.testing.assert_array_equal(np.asarray(got), want)
+            compiler.wait_for_compiles()
 
 
 def test_the_auto_path_compiles_a_group_once_it_is_hot_and_runs_numpy_until_then(fresh_kernels):
