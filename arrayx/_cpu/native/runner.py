@@ -64,7 +64,7 @@ class Layout:
     form's kernel is loaded, `kernel` names it to the launch function,
     `whole(inputs)` runs a call on the calling thread (`on_this_thread`), and
     `launch` is `whole` where the points are too few for threads, else None
-    (see NativeGroup.caller)."""
+    (FusedKernel's native-first function calls it)."""
 
     __slots__ = ("form", "meta", "address", "outer", "reduced", "points", "fresh", "kernel", "whole", "launch")
 
