@@ -398,16 +398,16 @@ class FusedKernel:
         threads), and through `_either` otherwise: a call on small arrays
         costs mostly the Python around its kernel."""
         either = generated(["def either(*inputs):",
-                          "    if native.mode != 'numpy':",
-                          f"        layout = layouts.get({self.native.key_text})",
-                          "        if layout is not None:",
-                          "            launch = layout.launch",
-                          "            if launch is not None:",
-                          "                kernel.path = 'native'",
-                          "                return launch(inputs)",
-                          "    return kernel._either(*inputs)"],
-                         {"native": native, "layouts": self.native.layouts, "kernel": self, **self.native.key_names},
-                         "either")
+                            "    if native.mode != 'numpy':",
+                            f"        layout = layouts.get({self.native.key_text})",
+                            "        if layout is not None:",
+                            "            launch = layout.launch",
+                            "            if launch is not None:",
+                            "                kernel.path = 'native'",
+                            "                return launch(inputs)",
+                            "    return kernel._either(*inputs)"],
+                           {"native": native, "layouts": self.native.layouts, "kernel": self, **self.native.key_names},
+                           "either")
         either.owner = self   # whose path a profile reads (path_of)
         return either
 
