@@ -55,7 +55,7 @@ typedef struct {
 
 static int address(PyObject* obj, char** out) {
     if (PyObject_TypeCheck(obj, ndarray)) {
-        *out = *(char**)((char*)obj + sizeof(PyObject));
+        *out = ((ax_array*)obj)->data;
         return 0;
     }
     if (PyObject_TypeCheck(obj, generic)) {
