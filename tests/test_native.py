@@ -351,6 +351,24 @@ def test_reductions_match_the_numpy_path(name, dtype):
                 _assert_reduced(name, g, w, f"{name}({dtype}, {shape}, axes={axes}, chain={chain})")
 
 
+@pytest.mark.parametrize("name, dtype", [(name, dtype) for name in ("sum", "prod", "max", "min")
+                                         for dtype in (dt.int32, dt.float32, dt.float64)])
+def test_reductions_of_every_row_length_give_the_numpy_paths_values(name, dtype):
+    # A row's last points fold in one more step of LANES lanes, those past
+    # its end keeping their value: every length up to three steps, and
+    # across the SUM_BLOCK blocks of a cascaded sum; in a float row a NaN
+    # (or, in other rows, an infinity) as its last point, in those lanes.
+    rng = np.random.default_rng(7)
+    lanes, block = codegen.LANES, codegen.SUM_BLOCK
+    for n in list(range(1, 3 * lanes + 1)) + [block - 1, block, block + 1, block + lanes - 1, 2 * block + 3]:
+        x = _values(dtype, (4, n), rng, False)
+        if dtype.kind == "f":
+            x[1, -1] = np.nan
+            x[2, -1] = -np.inf
+        got, want = run_both(_reduction_group(name, dtype, (4, n), (1,), False, False), [x])
+        _assert_reduced(name, got[0], want[0], f"{name}({dtype}, n={n})")
+
+
 def test_float32_sums_are_at_least_as_accurate_as_numpys_pairwise_sums():
     rng = np.random.default_rng(1)
     for n in (1000, 100_003, 2_000_000):

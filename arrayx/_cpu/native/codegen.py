@@ -25,7 +25,8 @@ math functions with a vector variant in glibc's libmvec (host.h) vectorize
 with it. A reduction's innermost loop folds LANES points at a time into
 LANES accumulators (a loop the vectorizer runs as one vector operation per
 step: without -ffast-math it never reorders a single accumulator's
-additions). Floating sums add blocks of SUM_BLOCK points that way and then
+additions), and its last points in one more such step, the lanes past them
+keeping their value. Floating sums add blocks of SUM_BLOCK points that way and then
 add the blocks' totals pairwise (a cascade, as NumPy's pairwise summation),
 and float32 sums and products accumulate in float64: at least as accurate as
 NumPy's float32 sums.
@@ -281,32 +282,52 @@ class _Source:
         # values together (a where() on a bool mask kept exp scalar).
         staged = [k for k in self.group.dependencies(wanted, set(defined) | set(self.scalars)) if k < self.n_in
                   and self.form.classes[k] == CONTIGUOUS and self.dtypes[k].itemsize < min(4, kind.itemsize)]
-        point = self.values(wanted, "q", defined) + stores
         lanes_point = self.values(wanted, "q", defined, staged) + stores
-        stage = [f"        long long ax_s{k}[{LANES}];" for k in staged]
-        stage += [f"        for (int ax_l = 0; ax_l < {LANES}; ax_l++) ax_s{k}[ax_l] = a{k}[ax_j + ax_l];"
-                  for k in staged]
+
+        def lanes(point, tail):
+            """A step over the LANES points from ax_j: all of them, or (`tail`)
+            the ax_r left, each lane past them folding in nothing."""
+            stage = [f"        long long ax_s{k}[{LANES}];" for k in staged]
+            stage += [f"        for (int ax_l = 0; ax_l < {LANES}; ax_l++) ax_s{k}[ax_l] = a{k}[{point}];"
+                      for k in staged]
+            into = combine(name, kind, "ax_lane[ax_l]", folded)
+            # Unrolled, the lanes' loop would not meet the vectorizer (and its math calls no vector variant).
+            return (stage + ["#pragma GCC unroll 1",
+                             f"        for (int ax_l = 0; ax_l < {LANES}; ax_l++) {{",
+                             f"            const long long q = {point};"]
+                    + ["            " + line for line in lanes_point]
+                    + [f"            ax_lane[ax_l] = ax_l < ax_r ? {into} : ax_lane[ax_l];" if tail
+                       else f"            ax_lane[ax_l] = {into};",
+                       "        }"])
+
+        if stores:
+            # Each point stores values: the last points, one at a time.
+            point = self.values(wanted, "q", defined) + stores
+            tail = (["    for (; ax_j < ax_e; ax_j++) {",
+                     "        const long long q = ax_j;"]
+                    + ["        " + line for line in point]
+                    + [f"        ax_lane[0] = {combine(name, kind, 'ax_lane[0]', folded)};",
+                       "    }"])
+        else:
+            # The last points in one more step, whose lanes past them read
+            # the step's first point again and keep their value: a loop of
+            # LANES points, which g++ vectorizes with no epilogue (a loop of
+            # n - ax_j points doubles the kernel's compile time).
+            tail = (["    if (ax_j < ax_e) {",
+                     "        const long long ax_r = ax_e - ax_j;"]
+                    + lanes("ax_j + (ax_l < ax_r ? ax_l : 0)", True)
+                    + ["        ax_j = ax_e;",
+                       "    }"])
         return (["long long ax_j = 0;",
                  "while (ax_j < n) {",
                  f"    const long long ax_e = {block};",
                  f"    {register} ax_lane[{LANES}];",
                  f"    for (int ax_l = 0; ax_l < {LANES}; ax_l++) ax_lane[ax_l] = {identity(name, kind)};",
                  f"    for (; ax_j + {LANES} <= ax_e; ax_j += {LANES}) {{"]
-                + stage
-                # Unrolled, the lanes' loop would not meet the vectorizer (and its math calls no vector variant).
-                + ["#pragma GCC unroll 1",
-                   f"        for (int ax_l = 0; ax_l < {LANES}; ax_l++) {{",
-                   "            const long long q = ax_j + ax_l;"]
-                + ["            " + line for line in lanes_point]
-                + [f"            ax_lane[ax_l] = {combine(name, kind, 'ax_lane[ax_l]', folded)};",
-                   "        }",
-                   "    }",
-                   "    for (; ax_j < ax_e; ax_j++) {",
-                   "        const long long q = ax_j;"]
-                + ["        " + line for line in point]
-                + [f"        ax_lane[0] = {combine(name, kind, 'ax_lane[0]', folded)};",
-                   "    }",
-                   f"    for (int ax_w = {LANES // 2}; ax_w > 0; ax_w >>= 1)",
+                + lanes("ax_j + ax_l", False)
+                + ["    }"]
+                + tail
+                + [f"    for (int ax_w = {LANES // 2}; ax_w > 0; ax_w >>= 1)",
                    f"        for (int ax_l = 0; ax_l < ax_w; ax_l++) "
                    f"ax_lane[ax_l] = {combine(name, kind, 'ax_lane[ax_l]', 'ax_lane[ax_l + ax_w]')};",
                    f"    {push}",

@@ -40,8 +40,9 @@ FLAGS = ("-O3", "-march=native", "-fno-math-errno", "-fno-trapping-math", "-ffp-
          "-fno-exceptions", "-fno-rtti", "-fPIC", "-shared", "-nodefaultlibs", "-w")
 # The libraries every kernel links, named (-nodefaultlibs): g++ would add
 # libstdc++, which no kernel uses and whose symbols take the linker half of
-# a kernel's link.
-RUNTIME = ("-lm", "-lc", "-lgcc")
+# a kernel's link. Nor is libc named: the process that loads a kernel has
+# it loaded already, and reading its symbols took half of what remained.
+RUNTIME = ("-lm", "-lgcc")
 # Compiles running at once, off the calling threads: on a small machine a
 # compile takes a core from the work it speeds up.
 CONCURRENT_COMPILES = 1

@@ -65,17 +65,22 @@ static __forceinline__ unsigned short ax_d2h(double x) { _Float16 f = (_Float16)
 // time and no run time; g++ 12 has no `#pragma GCC novector`.
 #define AX_SCALAR_LOOP(i) __asm__("" : "+r"(i))
 
+// A function called once per row or block, not per point, kept out of line:
+// inlined at each call, its loops would be compiled again at each (most of
+// a reduction kernel's compile time), for a call's few nanoseconds saved.
+#define AX_OUTLINE __attribute__((noinline))
+
 // Loops over axes [lo, hi) of a kernel's iteration space, whose extents
 // (`dims`) and operands' strides the kernel reads at run time: coordinates
 // from a flat index, the next point in C order, an operand's offset.
 #define AX_MAX_AXES 64
-static __forceinline__ void ax_unravel(long long i, const long long* dims, long long* c, int lo, int hi) {
+static AX_OUTLINE void ax_unravel(long long i, const long long* dims, long long* c, int lo, int hi) {
     for (int d = hi - 1; d >= lo; d--) { c[d] = i % dims[d]; i /= dims[d]; }
 }
-static __forceinline__ void ax_next(const long long* dims, long long* c, int lo, int hi) {
+static AX_OUTLINE void ax_next(const long long* dims, long long* c, int lo, int hi) {
     for (int d = hi - 1; d >= lo; d--) { if (++c[d] < dims[d]) return; c[d] = 0; }
 }
-static __forceinline__ long long ax_offset(const long long* strides, const long long* c, int lo, int hi) {
+static AX_OUTLINE long long ax_offset(const long long* strides, const long long* c, int lo, int hi) {
     long long o = 0;
     for (int d = lo; d < hi; d++) { AX_SCALAR_LOOP(d); o += c[d] * strides[d]; }
     return o;
@@ -88,11 +93,11 @@ template <typename T> struct ax_cascade {
     T level[64];
     int depth = 0;
     unsigned long long count = 0;
-    void push(T x) {
+    AX_OUTLINE void push(T x) {
         for (unsigned long long k = ++count; !(k & 1); k >>= 1) x = level[--depth] + x;
         level[depth++] = x;
     }
-    T total(T zero) const {
+    AX_OUTLINE T total(T zero) const {
         if (!depth) return zero;
         T t = level[0];
         for (int i = 1; i < depth; i++) { AX_SCALAR_LOOP(i); t = t + level[i]; }
