@@ -2,7 +2,7 @@
 in memory and on disk.
 
 The compiler is the system's g++ ($CXX where set): every machine that
-builds NumPy-based packages has one, it compiles a kernel in 70-300 ms of a core, and
+builds NumPy-based packages has one, it compiles a kernel in 70-250 ms of a core, and
 glibc's vector math library links with it. A kernel library is kept on disk
 (renderer/toolchain.py) under a hash of its source, the headers, the flags,
 the compiler's version and this CPU's features (kernels are built with
