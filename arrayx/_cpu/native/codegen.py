@@ -284,17 +284,18 @@ class _Source:
                   and self.form.classes[k] == CONTIGUOUS and self.dtypes[k].itemsize < min(4, kind.itemsize)]
         lanes_point = self.values(wanted, "q", defined, staged) + stores
 
-        def lanes(point, tail):
-            """A step over the LANES points from ax_j: all of them, or (`tail`)
-            the ax_r left, each lane past them folding in nothing."""
+        def lanes(index, tail):
+            """A step over the LANES points from ax_j, lane ax_l reading the
+            point at `index`: all of them, or (`tail`) the ax_r left, each
+            lane past them folding in nothing."""
             stage = [f"        long long ax_s{k}[{LANES}];" for k in staged]
-            stage += [f"        for (int ax_l = 0; ax_l < {LANES}; ax_l++) ax_s{k}[ax_l] = a{k}[{point}];"
+            stage += [f"        for (int ax_l = 0; ax_l < {LANES}; ax_l++) ax_s{k}[ax_l] = a{k}[{index}];"
                       for k in staged]
             into = combine(name, kind, "ax_lane[ax_l]", folded)
             # Unrolled, the lanes' loop would not meet the vectorizer (and its math calls no vector variant).
             return (stage + ["#pragma GCC unroll 1",
                              f"        for (int ax_l = 0; ax_l < {LANES}; ax_l++) {{",
-                             f"            const long long q = {point};"]
+                             f"            const long long q = {index};"]
                     + ["            " + line for line in lanes_point]
                     + [f"            ax_lane[ax_l] = ax_l < ax_r ? {into} : ax_lane[ax_l];" if tail
                        else f"            ax_lane[ax_l] = {into};",
