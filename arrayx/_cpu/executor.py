@@ -11,9 +11,9 @@ from ..graph.fused import single_instruction_group
 from ..graph.primitives import BLOCK_REDUCE_OPS, ELEMENTWISE_OPS, FUSED_OP, PRIMITIVES
 from . import memory, native
 from .errors import IGNORING
-from .fused import fused_kernel, ignores_errors_itself, path_of, reused_arguments, writes_into_input
+from .fused import fused_kernel, ignores_errors_itself, owner_of, path_of, reused_arguments, writes_into_input
 from .kernels import DYNAMIC, IMPLS, UPDATES, out_ufunc
-from .native import codegen, compiler
+from .native import codegen, compiler, launch
 
 _MATMUL = PRIMITIVES["matmul"]
 
@@ -167,6 +167,14 @@ class CPUExecutor(Executor):
                 in_place = UPDATES[step.op.name](step.op, step.attrs, step.shape, step.dtype)
             kernels.append((fn, into, in_place))
         return kernels
+
+    def shortcut(self, kernel, buffers):
+        owner = owner_of(kernel)
+        found = None if owner is None else owner.shortcut(buffers)
+        if found is None:
+            return None
+        launcher = launch.launcher()
+        return (launcher.shortcut, launcher.layout_key, *found)
 
     def kernel_path(self, kernel):
         return path_of(kernel)

@@ -154,11 +154,17 @@ def ignores_errors_itself(function):
     return isinstance(getattr(function, "owner", None), FusedKernel)
 
 
+def owner_of(function):
+    """The FusedKernel whose `function` this is, or None."""
+    owner = getattr(function, "__self__", None) or getattr(function, "owner", None)
+    return owner if isinstance(owner, FusedKernel) else None
+
+
 def path_of(function):
     """The path ("native" or "numpy") the last call of a FusedKernel's
     `function` took; None for another kernel."""
-    owner = getattr(function, "__self__", None) or getattr(function, "owner", None)
-    return owner.path if isinstance(owner, FusedKernel) else None
+    owner = owner_of(function)
+    return None if owner is None else owner.path
 
 
 def fused_kernel(group, into=None):
@@ -423,6 +429,20 @@ class FusedKernel:
                 return outputs
         self.path = "numpy"
         return self.numpy(*inputs)
+
+    def shortcut(self, inputs):
+        """A call of the group on inputs laid out as `inputs` as
+        launcher.c's shortcut runs it, with no Python: ((kernel, meta, outer,
+        reduced, release, keep), outputs, guards), the guards holding the
+        path mode it was made in; None where the group does not run so
+        (see NativeGroup.shortcut)."""
+        if self.native is None or native.mode == "numpy":
+            return None
+        found = self.native.shortcut(inputs)
+        if found is None:
+            return None
+        self.path = "native"   # every call the shortcut runs takes it
+        return (*found, ((native, "mode", native.mode),))
 
     def __call__(self, *inputs):
         """The group's outputs (a tuple when it has several). The caller

@@ -280,8 +280,20 @@ class Executor(ABC):
         "native" or "numpy"); None where it has one."""
         return None
 
+    def shortcut(self, kernel, buffers):
+        """A call of `kernel` (a step's callable, from `kernels`) on buffers
+        laid out as `buffers` as one call of compiled code with no Python
+        around it (a jitted function's calls on small arrays, see
+        transformers.jit): (shortcut, layout_key, launch, outputs, guards),
+        launcher.c's shortcut function and layout_key function and the
+        pieces of a shortcut table's entry it describes; None where the
+        executor has no such call (the default)."""
+        return None
+
     def compile(self, steps, drops, observe=None):
-        """A callable `program(slots)` that runs `steps` over the slot list.
+        """A callable `program(slots)` that runs `steps` over the slot list;
+        `program.kernels` holds each step's kernel and `program.around`
+        whether they need `around_kernels`.
 
         Each step reads its `args` slots and writes its `out` slot (each of
         a tuple of slots); `drops[i]` lists the slots whose last use is step
@@ -328,4 +340,7 @@ class Executor(ABC):
             names["enter"], names["leave"] = around
             lines = [lines[0], "    token = enter()", "    try:", *("    " + line for line in lines[1:]),
                      "    finally:", "        leave(token)"]
-        return generated(lines, names, "run")
+        program = generated(lines, names, "run")
+        program.kernels = tuple(fn for fn, _, _ in kernels)   # a step's kernel, for `shortcut`
+        program.around = around is not None
+        return program

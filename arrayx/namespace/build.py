@@ -35,9 +35,10 @@ P = PRIMITIVES
 
 # Eager mode (set_eager): every operation computed at its call. `wrap`
 # realizes a node deeper than `_realize_past`: MAX_DEPTH, or -1 (any node)
-# in eager mode, so lazy mode pays one comparison, as before.
-_eager = os.environ.get("ARRAYX_EAGER") == "1"
-_realize_past = -1 if _eager else MAX_DEPTH
+# in eager mode, so lazy mode pays one comparison, as before. `is_eager` is
+# read as an attribute of this module by jit's shortcut table (a guard).
+is_eager = os.environ.get("ARRAYX_EAGER") == "1"
+_realize_past = -1 if is_eager else MAX_DEPTH
 
 
 def wrap(node):
@@ -46,7 +47,7 @@ def wrap(node):
     reads placeholders, which only the compiled computation binds, and
     compiles at any depth)."""
     if node.depth > _realize_past and not tracing():
-        if _eager:
+        if is_eager:
             _realize_at_call(node)
         else:
             counters["auto_realizations"] += 1
@@ -88,16 +89,16 @@ def set_eager(eager: bool) -> None:
     TypeError
         If `eager` is not a bool.
     """
-    global _eager, _realize_past
+    global is_eager, _realize_past
     if not isinstance(eager, bool):
         raise TypeError(f"set_eager: eager must be a bool, got {type(eager).__name__}")
-    _eager = eager
+    is_eager = eager
     _realize_past = -1 if eager else MAX_DEPTH
 
 
 def eager_mode():
     """Whether each operation is computed at its call (see set_eager)."""
-    return _eager
+    return is_eager
 
 
 # The node of a primitive over input nodes: graph.apply itself under the

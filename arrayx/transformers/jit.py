@@ -23,6 +23,14 @@ reads from a global or closure variable is a constant of the trace, which a
 call checks is still there (`_Captured`), tracing again where it is not.
 Called inside `grad` or another trace, a jitted function runs as the plain
 one, so that its work joins the graph being recorded.
+
+Where a trace's computation is one native CPU kernel call over its argument
+arrays (an elementwise chain, a row reduction), its later calls on arrays of
+the same dtypes and memory layouts run in the launcher's `shortcut`
+(_cpu/native/launcher.c), which checks the arguments and runs the kernel
+with no Python around it: a call on 1e3 points then costs about half of
+what the Python path does. Any call it does not serve (another layout, an
+argument not computed yet, a profile or trace open) takes the Python path.
 """
 
 import functools
@@ -34,14 +42,18 @@ import weakref
 import numpy as np
 
 from .. import dtypes as dt, executors, pytree
+from ..counters import counters
 from ..device import CPU
+from ..executors.python_code import generated
 from ..graph.node import Node, recording, scope, trace
 from ..graph.primitives import EVALUATED, PRIMITIVES
+from ..namespace import build
 from ..namespace.array_object import Array
 from ..namespace.build import check_int, eager_mode
 from ..namespace.traced_scalar import DEFAULT_NUMPY_DTYPES, TracedScalar
 from ..references import HELD_ONCE
 from ..namespace.creation import asarray
+from ..scheduler import observe
 from ..scheduler.schedule import UnboundError
 from .graph import placeholder
 from .transformer import Transformer
@@ -49,6 +61,15 @@ from .transformer import Transformer
 _PLACEHOLDER = PRIMITIVES["placeholder"]
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _refcount = sys.getrefcount
+# What a shortcut table checks before it runs a call: no trace or
+# retain_history() scope open, nothing observing (a profile, ARRAYX_LOG),
+# lazy mode; each as the Python path would decide it.
+_GUARDS = ((scope, "open", 0), (observe, "observers", ()), (build, "is_eager", False))
+# Signatures a jitted function's shortcut table keeps.
+SHORTCUTS = 8
+# A trace asks for its shortcut at its calls 1, 2, 4, ... and then at
+# every this many: its kernel compiles in the background meanwhile.
+SHORTCUT_TRIES_APART = 1024
 
 
 def jit(fn, *, static_argnums=(), static_argnames=()):
@@ -99,9 +120,14 @@ def jit(fn, *, static_argnums=(), static_argnames=()):
     name = getattr(fn, "__name__", repr(fn))
     transformers = {}   # device -> the Transformer its computations run on
     compiled = {}
+    shortcuts = _Shortcuts()
 
     @functools.wraps(fn)
     def run(*args, **kwargs):
+        if shortcuts.run is not None and not kwargs:
+            result = shortcuts.run(shortcuts.table, args)
+            if result is not None:
+                return result
         if scope.open and recording():   # inside grad or another trace: its calls join the graph recorded
             return fn(*args, **kwargs)
         signature = None
@@ -134,7 +160,7 @@ def jit(fn, *, static_argnums=(), static_argnames=()):
             if transformer is None:
                 transformer = transformers[device] = Transformer(device)
             entry = compiled[signature] = _trace(fn, name, args, kwargs, static, static_names, arg_names,
-                                                 transformer)
+                                                 transformer, shortcuts)
         return entry.call(leaves)
     return run
 
@@ -251,15 +277,37 @@ def _aliases(leaves):
                  else first.setdefault(id(leaf), i) for i, leaf in enumerate(leaves))
 
 
+class _Shortcuts:
+    """A jitted function's shortcut table: a call on arrays like those of
+    an earlier call whose computation ran as one native kernel call runs in
+    launcher.c's `shortcut`, with no Python around the kernel (a call on
+    1e3 points otherwise costs several times its kernel). `run` is that
+    function once the table has an entry (see _Compiled.shortcut); a call it
+    does not serve takes the Python path."""
+
+    __slots__ = ("run", "table")
+
+    def __init__(self):
+        self.run = None
+        self.table = (Array, "_node", _GUARDS, (counters, "steps_run"), [])
+
+    def add(self, run, entry):
+        entries = self.table[4]
+        entries.insert(0, entry)
+        del entries[SHORTCUTS:]
+        self.run = run
+
+
 class _Compiled:
     """One trace of a jitted function: its computation, and how a call binds
     the argument leaves to the computation's placeholders and carries the
     writes into arguments back to the caller."""
 
     __slots__ = ("computation", "name", "binding", "out_def", "scalars", "shapes", "mutated", "donors", "device",
-                 "origins", "plain", "single", "captured")
+                 "origins", "plain", "single", "captured", "shortcuts", "calls", "next_try")
 
-    def __init__(self, computation, name, binding, out_def, scalars, n_results, mutated, origins, captured):
+    def __init__(self, computation, name, binding, out_def, scalars, n_results, mutated, origins, captured,
+                 shortcuts):
         self.computation = computation
         self.name = name
         self.binding = binding       # (leaf index, None for an array or the dtype of a scalar) per placeholder
@@ -273,6 +321,11 @@ class _Compiled:
         self.plain = not mutated and not scalars and [i for i, _ in binding] == list(range(len(origins))) and all(
             dtype is None for _, dtype in binding)
         self.single = out_def.is_leaf   # one array, returned bare
+        # The table this trace's shortcut goes into, until it has one (a
+        # trace reading captured values checks them at each call).
+        self.shortcuts = shortcuts if self.plain and not captured else None
+        self.calls = 0
+        self.next_try = 1
         # placeholder -> the node its caller's array holds while giving its buffer to a call
         self.donors = {}
         for leaf, k in mutated:
@@ -299,6 +352,8 @@ class _Compiled:
                     values.append(buffer if buffer is not None else leaf._realized().buffer)
                 else:
                     values.append(computation.bind(k, leaf, borrowed))
+            if self.shortcuts is not None:
+                self.shortcut(leaves, values)
             outputs = computation.run(values, borrowed)
             if self.single:
                 shape, dtype, device = self.shapes[0]
@@ -311,6 +366,43 @@ class _Compiled:
             value = np.asarray(results[k])[()]
             results[k] = value if numpy else value.item()
         return self.out_def.unflatten(results)
+
+    def shortcut(self, leaves, values):
+        """Give the shortcut table an entry for calls on arrays laid out as
+        `leaves` (their buffers `values`) where the computation runs them as
+        one kernel call (Computation.shortcut); tried at this trace's calls
+        1, 2, 4, ... and then every SHORTCUT_TRIES_APART calls, until made."""
+        self.calls += 1
+        if self.calls < self.next_try:
+            return
+        self.next_try = min(2 * self.calls, self.calls + SHORTCUT_TRIES_APART)
+        # `leaves` is the call's tuple of positional arguments itself only
+        # where each is a bare array (no tree, keyword or static argument):
+        # the only calls the table can tell apart.
+        if type(leaves) is not tuple or not all(type(leaf) is Array and type(value) is np.ndarray
+                                                for leaf, value in zip(leaves, values)):
+            return
+        found = self.computation.shortcut(values)
+        if found is None:
+            return
+        run, layout_key, launch, outputs, guards, sources, order = found
+        nodes = [leaf._node for leaf in leaves]
+        entry = (tuple(n.dtype for n in nodes), tuple(n.device for n in nodes), layout_key(*values), sources,
+                 outputs, launch, self._wrap(order, len(outputs)), self.computation.plan.steps, guards)
+        self.shortcuts.add(run, entry)
+        self.shortcuts = None
+
+    def _wrap(self, order, n_outputs):
+        """A shortcut entry's wrap(*outputs): the call's results, result k
+        an array holding output order[k]."""
+        names = {"new": Array._new, "Node": Node, "EVALUATED": EVALUATED, "unflatten": self.out_def.unflatten}
+        made = []
+        for k, ((shape, dtype, device), j) in enumerate(zip(self.shapes, order)):
+            names.update({f"s{k}": shape, f"d{k}": dtype, f"v{k}": device})
+            made.append(f"new(Node(EVALUATED, (), (), s{k}, d{k}, v{k}, o{j}))")
+        body = made[0] if self.single else f"unflatten([{', '.join(made)}])"
+        return generated([f"def wrap({', '.join(f'o{j}' for j in range(n_outputs))}):", f"    return {body}"],
+                         names, "wrap")
 
     def _run_writing(self, leaves, borrowed):
         """The computation's results for `leaves` where it takes scalars or
@@ -386,7 +478,7 @@ class _Compiled:
         return buffer
 
 
-def _trace(fn, name, args, kwargs, static, static_names, arg_names, transformer):
+def _trace(fn, name, args, kwargs, static, static_names, arg_names, transformer, shortcuts):
     """The _Compiled trace of `fn` on stand-ins of `args` and `kwargs`:
     placeholders for arrays, TracedScalars for Python scalars."""
     origins = []      # each argument leaf's name, in the order of the call's leaves
@@ -464,7 +556,7 @@ def _trace(fn, name, args, kwargs, static, static_names, arg_names, transformer)
     binding = [(i, None) for i, _, _ in arrays] + [(i, dtype) for i, dtype, _ in scalars]
     computation = transformer.computation(results, *inputs)
     return _Compiled(computation, name, binding, out_def, returned_scalars, n_results, mutated, origins,
-                     tuple(captured))
+                     tuple(captured), shortcuts)
 
 
 def _placeholder_of(leaf, origin, name):

@@ -268,6 +268,38 @@ class Computation:
             *(f"    state[t{j}] = outputs[{k}]" for j, (_, k) in enumerate(self.assigns)),
             "    return outputs"], names, "run")
 
+    def shortcut(self, values):
+        """A call binding `values` (a buffer per placeholder) as one call of
+        compiled code with no Python around it, where the plan is one step
+        reading arguments and constants and giving the results, and its
+        executor has such calls (Executor.shortcut): (shortcut, layout_key,
+        launch, outputs, guards, sources, order), `sources` giving per
+        buffer the step reads the placeholder whose value it is (an int) or
+        a constant buffer, `order` per result the step's output it is;
+        else None."""
+        segments = self.plan.segments
+        if len(segments) != 1 or self.assigns or segments[0].transfer is not None or len(segments[0].steps) != 1:
+            return None
+        segment = segments[0]
+        step = segment.steps[0]
+        if segment.program.around or any(slot is None for slot, _ in self.results):
+            return None
+        sources = []
+        for s in step.args:
+            kind, where = self.binding[s] if s < len(self.binding) else (None, None)
+            if kind not in ("argument", "buffer"):
+                return None
+            sources.append(where)
+        outs = step.outs
+        if any(slot not in outs for slot, _ in self.results):
+            return None
+        buffers = [values[where] if kind == "argument" else where
+                   for (kind, where) in (self.binding[s] for s in step.args)]
+        found = segment.executor.shortcut(segment.program.kernels[0], buffers)
+        if found is None:
+            return None
+        return (*found, tuple(sources), tuple(outs.index(slot) for slot, _ in self.results))
+
     def writes_into_argument(self, argument, result):
         """Whether result `result` is computed in the buffer bound to
         placeholder `argument` when the caller gives that buffer up (no

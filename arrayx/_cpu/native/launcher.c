@@ -24,6 +24,31 @@
  * shape and strides: what a native group's loops depend on, as a dict key
  * built in one call (the shape and strides attributes make a tuple each).
  *
+ * shortcut(table, args) runs a jitted function's call on the arrays `args`
+ * as one kernel call, with no Python in between, where an entry of the
+ * table was made for arrays like them; else it returns None (the caller
+ * then takes its Python path, which checks everything again). A call on
+ * 1e3 points otherwise costs several microseconds of Python around a
+ * kernel of a fraction of one. table is (array type, node attribute,
+ * guards, count, entries):
+ *   - each argument must be of the array type, hold its node in the node
+ *     attribute and the node its value in `buffer` (a NumPy array), and no
+ *     argument may be passed twice;
+ *   - guards: (object, attribute, value) triples; the table serves a call
+ *     only while each attribute equals its value;
+ *   - count: (dict, key): dict[key] grows by an entry's steps per call;
+ *   - entries: a list of (dtypes, devices, layouts, sources, outputs,
+ *     launch, wrap, steps, guards), tried in order: the arguments' nodes
+ *     must have the `dtypes` and `devices` (by identity) and their buffers
+ *     the layouts (layout_key of them all); the entry's own guards must
+ *     hold, as the table's. The kernel's buffers are then the
+ *     `sources` (an int: that argument's buffer; else a constant buffer)
+ *     and one new array per output, allocate(shape, dtype) for each
+ *     (allocate, shape, dtype) of `outputs`. launch is (kernel, meta,
+ *     outer, reduced, release, keep), run's arguments for one call over
+ *     every point (`keep` holds what keeps the kernel and meta alive). The
+ *     result is wrap(*outputs).
+ *
  * An array's data pointer, number of axes, shape and strides and a scalar's
  * value are read at their place in NumPy's object layout, which NumPy keeps
  * fixed for its C API's users (PyArrayObject_fields' first fields, and every
@@ -290,11 +315,179 @@ static PyObject* layout_key(PyObject* self, PyObject* const* args, Py_ssize_t na
     return key;
 }
 
+/* ---- a jitted call's shortcut ------------------------------------------- */
+
+#define AX_MAX_ARGUMENTS 16
+
+static PyObject *name_buffer, *name_dtype, *name_device;
+
+/* Whether the buffers have the layout layout_key would give for them. */
+static int same_layout(PyObject* key, PyObject* const* buffers, Py_ssize_t n) {
+    const long long* word = (const long long*)PyBytes_AS_STRING(key);
+    const long long* end = word + PyBytes_GET_SIZE(key) / (Py_ssize_t)sizeof(long long);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const ax_array* a = (const ax_array*)buffers[i];
+        if (word >= end || *word++ != a->nd || end - word < 2 * (Py_ssize_t)a->nd) return 0;
+        for (int d = 0; d < a->nd; d++)
+            if (*word++ != a->dimensions[d]) return 0;
+        for (int d = 0; d < a->nd; d++)
+            if (*word++ != a->strides[d]) return 0;
+    }
+    return word == end;
+}
+
+/* Whether each guard's attribute holds its value: 1, 0, or -1 with an error. */
+static int guards_hold(PyObject* guards) {
+    for (Py_ssize_t g = 0; g < PyTuple_GET_SIZE(guards); g++) {
+        PyObject* guard = PyTuple_GET_ITEM(guards, g);
+        PyObject* value = PyObject_GetAttr(PyTuple_GET_ITEM(guard, 0), PyTuple_GET_ITEM(guard, 1));
+        if (value == NULL) return -1;
+        int equal = PyObject_RichCompareBool(value, PyTuple_GET_ITEM(guard, 2), Py_EQ);
+        Py_DECREF(value);
+        if (equal != 1) return equal;
+    }
+    return 1;
+}
+
+/* The result of entry's kernel over the argument buffers. */
+static PyObject* run_entry(PyObject* entry, PyObject* const* buffers, PyObject* count) {
+    PyObject* sources = PyTuple_GET_ITEM(entry, 3);
+    PyObject* outputs = PyTuple_GET_ITEM(entry, 4);
+    PyObject* launch = PyTuple_GET_ITEM(entry, 5);
+    Py_ssize_t n_sources = PyTuple_GET_SIZE(sources), n_outputs = PyTuple_GET_SIZE(outputs);
+    if (n_sources + n_outputs > AX_MAX_BUFFERS || n_outputs > AX_MAX_ARGUMENTS) {
+        PyErr_SetString(PyExc_ValueError, "shortcut: too many buffers");
+        return NULL;
+    }
+    char* pointers[AX_MAX_BUFFERS];
+    for (Py_ssize_t k = 0; k < n_sources; k++) {
+        PyObject* source = PyTuple_GET_ITEM(sources, k);
+        if (PyLong_CheckExact(source))
+            pointers[k] = ((ax_array*)buffers[PyLong_AsSsize_t(source)])->data;
+        else if (address(source, &pointers[k]) < 0)
+            return NULL;
+    }
+    PyObject* made[AX_MAX_ARGUMENTS];
+    Py_ssize_t n_made = 0;
+    PyObject* result = NULL;
+    for (; n_made < n_outputs; n_made++) {
+        PyObject* output = PyTuple_GET_ITEM(outputs, n_made);
+        made[n_made] = PyObject_Vectorcall(PyTuple_GET_ITEM(output, 0), &PyTuple_GET_ITEM(output, 1), 2, NULL);
+        if (made[n_made] == NULL) goto done;
+        if (address(made[n_made], &pointers[n_sources + n_made]) < 0) {
+            n_made++;
+            goto done;
+        }
+    }
+    ax_kernel kernel = (ax_kernel)pointer(PyTuple_GET_ITEM(launch, 0));
+    const long long* meta = (const long long*)pointer(PyTuple_GET_ITEM(launch, 1));
+    long long outer = PyLong_AsLongLong(PyTuple_GET_ITEM(launch, 2));
+    long long reduced = PyLong_AsLongLong(PyTuple_GET_ITEM(launch, 3));
+    if (PyErr_Occurred()) goto done;
+    if (PyTuple_GET_ITEM(launch, 4) == Py_True) {
+        Py_INCREF(entry);   /* what keeps the kernel loaded, whatever another thread does meanwhile */
+        Py_BEGIN_ALLOW_THREADS
+        kernel(pointers, meta, 0, outer, 0, reduced, NULL);
+        Py_END_ALLOW_THREADS
+        Py_DECREF(entry);
+    } else {
+        kernel(pointers, meta, 0, outer, 0, reduced, NULL);
+    }
+    PyObject* dict = PyTuple_GET_ITEM(count, 0);
+    PyObject* key = PyTuple_GET_ITEM(count, 1);
+    PyObject* before = PyDict_GetItemWithError(dict, key);
+    if (before == NULL) {
+        if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, key);
+        goto done;
+    }
+    PyObject* after = PyNumber_Add(before, PyTuple_GET_ITEM(entry, 7));
+    if (after == NULL) goto done;
+    int failed = PyDict_SetItem(dict, key, after);
+    Py_DECREF(after);
+    if (failed < 0) goto done;
+    result = PyObject_Vectorcall(PyTuple_GET_ITEM(entry, 6), made, n_outputs, NULL);
+done:
+    for (Py_ssize_t j = 0; j < n_made; j++) Py_DECREF(made[j]);
+    return result;
+}
+
+static PyObject* shortcut(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) != 5 || !PyTuple_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "shortcut(table, args): table is a 5-tuple, args a tuple");
+        return NULL;
+    }
+    PyObject* table = args[0];
+    PyObject* call = args[1];
+    PyObject* entries = PyTuple_GET_ITEM(table, 4);
+    Py_ssize_t n = PyTuple_GET_SIZE(call);
+    if (!PyList_Check(entries) || PyList_GET_SIZE(entries) == 0 || n > AX_MAX_ARGUMENTS) Py_RETURN_NONE;
+    int held = guards_hold(PyTuple_GET_ITEM(table, 2));
+    if (held != 1) {
+        if (held < 0) return NULL;
+        Py_RETURN_NONE;
+    }
+    PyObject* array_type = PyTuple_GET_ITEM(table, 0);
+    PyObject* node_attribute = PyTuple_GET_ITEM(table, 1);
+    PyObject* nodes[AX_MAX_ARGUMENTS];
+    PyObject* buffers[AX_MAX_ARGUMENTS];
+    Py_ssize_t n_nodes = 0, n_buffers = 0;
+    PyObject* result = Py_None;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject* arg = PyTuple_GET_ITEM(call, i);
+        if ((PyObject*)Py_TYPE(arg) != array_type) goto done;
+        for (Py_ssize_t j = 0; j < i; j++)
+            if (PyTuple_GET_ITEM(call, j) == arg) goto done;
+        nodes[i] = PyObject_GetAttr(arg, node_attribute);
+        if (nodes[i] == NULL) goto failed;
+        n_nodes++;
+        buffers[i] = PyObject_GetAttr(nodes[i], name_buffer);
+        if (buffers[i] == NULL) goto failed;
+        n_buffers++;
+        if (!PyObject_TypeCheck(buffers[i], ndarray)) goto done;   /* not computed yet */
+    }
+    for (Py_ssize_t e = 0; e < PyList_GET_SIZE(entries); e++) {
+        PyObject* entry = PyList_GET_ITEM(entries, e);
+        PyObject* dtypes = PyTuple_GET_ITEM(entry, 0);
+        PyObject* devices = PyTuple_GET_ITEM(entry, 1);
+        if (PyTuple_GET_SIZE(dtypes) != n || !same_layout(PyTuple_GET_ITEM(entry, 2), buffers, n)) continue;
+        int same = 1;
+        for (Py_ssize_t i = 0; i < n && same; i++) {
+            PyObject* dtype = PyObject_GetAttr(nodes[i], name_dtype);
+            PyObject* device = dtype == NULL ? NULL : PyObject_GetAttr(nodes[i], name_device);
+            same = device != NULL && dtype == PyTuple_GET_ITEM(dtypes, i) && device == PyTuple_GET_ITEM(devices, i);
+            Py_XDECREF(dtype);
+            if (device == NULL) goto failed;
+            Py_DECREF(device);
+        }
+        if (same) {
+            held = guards_hold(PyTuple_GET_ITEM(entry, 8));
+            if (held != 1) {
+                if (held < 0) goto failed;
+                goto done;
+            }
+            Py_INCREF(entry);
+            result = run_entry(entry, buffers, PyTuple_GET_ITEM(table, 3));
+            Py_DECREF(entry);
+            goto finished;
+        }
+    }
+done:
+    Py_INCREF(Py_None);
+    goto finished;
+failed:
+    result = NULL;
+finished:
+    for (Py_ssize_t i = 0; i < n_nodes; i++) Py_DECREF(nodes[i]);
+    for (Py_ssize_t i = 0; i < n_buffers; i++) Py_DECREF(buffers[i]);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"run", (PyCFunction)(void (*)(void))run, METH_FASTCALL, "Run a native kernel over buffers."},
     {"split", (PyCFunction)(void (*)(void))split, METH_FASTCALL, "Run a native kernel's pieces on a pool."},
     {"address", data_address, METH_O, "The address run passes for a buffer."},
     {"layout_key", (PyCFunction)(void (*)(void))layout_key, METH_FASTCALL, "Arrays' axes, shapes and strides as bytes."},
+    {"shortcut", (PyCFunction)(void (*)(void))shortcut, METH_FASTCALL, "Run a jitted call as one kernel call."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -307,6 +500,10 @@ PyMODINIT_FUNC PyInit_arrayx_native_launcher(void) {
     generic = (PyTypeObject*)PyObject_GetAttrString(numpy, "generic");
     Py_DECREF(numpy);
     if (ndarray == NULL || generic == NULL) return NULL;
+    name_buffer = PyUnicode_InternFromString("buffer");
+    name_dtype = PyUnicode_InternFromString("dtype");
+    name_device = PyUnicode_InternFromString("device");
+    if (name_buffer == NULL || name_dtype == NULL || name_device == NULL) return NULL;
     pthread_atfork(NULL, NULL, ax_forget_pool);
     return PyModule_Create(&module);
 }

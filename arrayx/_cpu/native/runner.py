@@ -259,6 +259,20 @@ class NativeGroup:
         self._pieces(layout, (*inputs, *outputs), outputs[-1], most if workers.worth_waking(self.seconds) else 1)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
+    def shortcut(self, inputs):
+        """How launcher.c's shortcut runs a call on inputs laid out as
+        `inputs` (see FusedKernel.shortcut): ((kernel, meta, outer, reduced,
+        release, keep), outputs), or None where such a call is not one kernel
+        call on the calling thread writing new arrays (the kernel not loaded
+        yet, threads, an output written into an input, no launcher)."""
+        if self.into is not None or launch.launcher() is None:
+            return None
+        layout = self.layouts.get(self.key(inputs))
+        if layout is None or layout.launch is None:
+            return None
+        return ((layout.kernel, layout.address, layout.outer, layout.reduced, layout.points >= RELEASE_POINTS,
+                 (layout, self.loaded)), tuple(layout.fresh))
+
     def _load(self, layout, wait):
         """Whether `layout`'s kernel is loaded now (see `__call__`); on the
         "auto" path a group asks for it only once it is hot (HOT_CALLS)."""
