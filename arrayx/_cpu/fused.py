@@ -442,7 +442,7 @@ class FusedKernel:
         if found is None:
             return None
         self.path = "native"   # every call the shortcut runs takes it
-        return (*found, ((native, "mode", native.mode),))
+        return (*found, ((vars(native), "mode", native.mode),))
 
     def __call__(self, *inputs):
         """The group's outputs (a tuple when it has several). The caller

@@ -44,7 +44,6 @@ import numpy as np
 from .. import dtypes as dt, executors, pytree
 from ..counters import counters
 from ..device import CPU
-from ..executors.python_code import generated
 from ..graph.node import Node, recording, scope, trace
 from ..graph.primitives import EVALUATED, PRIMITIVES
 from ..namespace import build
@@ -63,8 +62,9 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _refcount = sys.getrefcount
 # What a shortcut table checks before it runs a call: no trace or
 # retain_history() scope open, nothing observing (a profile, ARRAYX_LOG),
-# lazy mode; each as the Python path would decide it.
-_GUARDS = ((scope, "open", 0), (observe, "observers", ()), (build, "is_eager", False))
+# lazy mode; each as the Python path would decide it (a module's variable
+# read in its dict).
+_GUARDS = ((scope, "open", 0), (vars(observe), "observers", ()), (vars(build), "is_eager", False))
 # Signatures a jitted function's shortcut table keeps.
 SHORTCUTS = 8
 # A trace asks for its shortcut at its calls 1, 2, 4, ... and then at
@@ -387,22 +387,13 @@ class _Compiled:
             return
         run, layout_key, launch, outputs, guards, sources, order = found
         nodes = [leaf._node for leaf in leaves]
+        # Result k: Array._new(Node(EVALUATED, (), (), shape, dtype, device, output order[k])), as `call` makes it.
+        results = (Node, EVALUATED, tuple((*typed, j) for typed, j in zip(self.shapes, order)),
+                   None if self.single else self.out_def.unflatten)
         entry = (tuple(n.dtype for n in nodes), tuple(n.device for n in nodes), layout_key(*values), sources,
-                 outputs, launch, self._wrap(order, len(outputs)), self.computation.plan.steps, guards)
+                 outputs, launch, results, self.computation.plan.steps, guards)
         self.shortcuts.add(run, entry)
         self.shortcuts = None
-
-    def _wrap(self, order, n_outputs):
-        """A shortcut entry's wrap(*outputs): the call's results, result k
-        an array holding output order[k]."""
-        names = {"new": Array._new, "Node": Node, "EVALUATED": EVALUATED, "unflatten": self.out_def.unflatten}
-        made = []
-        for k, ((shape, dtype, device), j) in enumerate(zip(self.shapes, order)):
-            names.update({f"s{k}": shape, f"d{k}": dtype, f"v{k}": device})
-            made.append(f"new(Node(EVALUATED, (), (), s{k}, d{k}, v{k}, o{j}))")
-        body = made[0] if self.single else f"unflatten([{', '.join(made)}])"
-        return generated([f"def wrap({', '.join(f'o{j}' for j in range(n_outputs))}):", f"    return {body}"],
-                         names, "wrap")
 
     def _run_writing(self, leaves, borrowed):
         """The computation's results for `leaves` where it takes scalars or

@@ -35,19 +35,26 @@
  *     attribute and the node its value in `buffer` (a NumPy array), and no
  *     argument may be passed twice;
  *   - guards: (object, attribute, value) triples; the table serves a call
- *     only while each attribute equals its value;
+ *     only while each attribute equals its value (an object that is a dict,
+ *     a module's, holds the attribute as an item: read in a fifth of the
+ *     time the module's attribute takes);
  *   - count: (dict, key): dict[key] grows by an entry's steps per call;
  *   - entries: a list of (dtypes, devices, layouts, sources, outputs,
- *     launch, wrap, steps, guards), tried in order: the arguments' nodes
- *     must have the `dtypes` and `devices` (by identity) and their buffers
- *     the layouts (layout_key of them all); the entry's own guards must
- *     hold, as the table's. The kernel's buffers are then the
+ *     launch, results, steps, guards), tried in order: the arguments'
+ *     nodes must have the `dtypes` and `devices` (by identity) and their
+ *     buffers the layouts (layout_key of them all); the entry's own guards
+ *     must hold, as the table's. The kernel's buffers are then the
  *     `sources` (an int: that argument's buffer; else a constant buffer)
  *     and one new array per output, allocate(shape, dtype) for each
  *     (allocate, shape, dtype) of `outputs`. launch is (kernel, meta,
  *     outer, reduced, release, keep), run's arguments for one call over
- *     every point (`keep` holds what keeps the kernel and meta alive). The
- *     result is wrap(*outputs).
+ *     every point (`keep` holds what keeps the kernel and meta alive).
+ *     results is (node type, op, specs, unflatten): per (shape, dtype,
+ *     device, k) of `specs`, an object of the array type whose node
+ *     attribute holds node type(op, (), (), shape, dtype, device, output
+ *     k), made as the array type's constructor-free `_new` makes one; the
+ *     call's result is the one such array where unflatten is None, else
+ *     unflatten(list of them).
  *
  * An array's data pointer, number of axes, shape and strides and a scalar's
  * value are read at their place in NumPy's object layout, which NumPy keeps
@@ -336,12 +343,25 @@ static int same_layout(PyObject* key, PyObject* const* buffers, Py_ssize_t n) {
     return word == end;
 }
 
-/* Whether each guard's attribute holds its value: 1, 0, or -1 with an error. */
+/* Whether each guard's attribute (a module's: its dict's item) holds its
+ * value: 1, 0, or -1 with an error. */
 static int guards_hold(PyObject* guards) {
     for (Py_ssize_t g = 0; g < PyTuple_GET_SIZE(guards); g++) {
         PyObject* guard = PyTuple_GET_ITEM(guards, g);
-        PyObject* value = PyObject_GetAttr(PyTuple_GET_ITEM(guard, 0), PyTuple_GET_ITEM(guard, 1));
-        if (value == NULL) return -1;
+        PyObject* holder = PyTuple_GET_ITEM(guard, 0);
+        PyObject* name = PyTuple_GET_ITEM(guard, 1);
+        PyObject* value;
+        if (PyDict_CheckExact(holder)) {
+            value = PyDict_GetItemWithError(holder, name);
+            if (value == NULL) {
+                if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, name);
+                return -1;
+            }
+            Py_INCREF(value);
+        } else {
+            value = PyObject_GetAttr(holder, name);
+            if (value == NULL) return -1;
+        }
         int equal = PyObject_RichCompareBool(value, PyTuple_GET_ITEM(guard, 2), Py_EQ);
         Py_DECREF(value);
         if (equal != 1) return equal;
@@ -349,8 +369,49 @@ static int guards_hold(PyObject* guards) {
     return 1;
 }
 
+/* The call's result from the kernel's outputs (see `results` above). */
+static PyObject* results_of(PyObject* table, PyObject* results, PyObject* const* outputs) {
+    PyTypeObject* array_type = (PyTypeObject*)PyTuple_GET_ITEM(table, 0);
+    PyObject* node_attribute = PyTuple_GET_ITEM(table, 1);
+    PyObject* specs = PyTuple_GET_ITEM(results, 2);
+    PyObject* unflatten = PyTuple_GET_ITEM(results, 3);
+    Py_ssize_t n = PyTuple_GET_SIZE(specs);
+    PyObject* list = unflatten == Py_None ? NULL : PyList_New(n);
+    if (unflatten != Py_None && list == NULL) return NULL;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject* spec = PyTuple_GET_ITEM(specs, k);
+        PyObject* nothing = PyTuple_New(0);
+        if (nothing == NULL) goto failed;
+        PyObject* args[7] = {PyTuple_GET_ITEM(results, 1), nothing, nothing, PyTuple_GET_ITEM(spec, 0),
+                             PyTuple_GET_ITEM(spec, 1), PyTuple_GET_ITEM(spec, 2),
+                             outputs[PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 3))]};
+        PyObject* node = PyObject_Vectorcall(PyTuple_GET_ITEM(results, 0), args, 7, NULL);
+        Py_DECREF(nothing);
+        if (node == NULL) goto failed;
+        PyObject* array = array_type->tp_alloc(array_type, 0);
+        if (array == NULL || PyObject_SetAttr(array, node_attribute, node) < 0) {
+            Py_XDECREF(array);
+            Py_DECREF(node);
+            goto failed;
+        }
+        Py_DECREF(node);
+        if (list == NULL) return array;
+        PyList_SET_ITEM(list, k, array);
+    }
+    if (list == NULL) {
+        PyErr_SetString(PyExc_ValueError, "shortcut: an entry with no results");
+        return NULL;
+    }
+    PyObject* result = PyObject_CallOneArg(unflatten, list);
+    Py_DECREF(list);
+    return result;
+failed:
+    Py_XDECREF(list);
+    return NULL;
+}
+
 /* The result of entry's kernel over the argument buffers. */
-static PyObject* run_entry(PyObject* entry, PyObject* const* buffers, PyObject* count) {
+static PyObject* run_entry(PyObject* table, PyObject* entry, PyObject* const* buffers) {
     PyObject* sources = PyTuple_GET_ITEM(entry, 3);
     PyObject* outputs = PyTuple_GET_ITEM(entry, 4);
     PyObject* launch = PyTuple_GET_ITEM(entry, 5);
@@ -393,6 +454,7 @@ static PyObject* run_entry(PyObject* entry, PyObject* const* buffers, PyObject* 
     } else {
         kernel(pointers, meta, 0, outer, 0, reduced, NULL);
     }
+    PyObject* count = PyTuple_GET_ITEM(table, 3);
     PyObject* dict = PyTuple_GET_ITEM(count, 0);
     PyObject* key = PyTuple_GET_ITEM(count, 1);
     PyObject* before = PyDict_GetItemWithError(dict, key);
@@ -405,7 +467,7 @@ static PyObject* run_entry(PyObject* entry, PyObject* const* buffers, PyObject* 
     int failed = PyDict_SetItem(dict, key, after);
     Py_DECREF(after);
     if (failed < 0) goto done;
-    result = PyObject_Vectorcall(PyTuple_GET_ITEM(entry, 6), made, n_outputs, NULL);
+    result = results_of(table, PyTuple_GET_ITEM(entry, 6), made);
 done:
     for (Py_ssize_t j = 0; j < n_made; j++) Py_DECREF(made[j]);
     return result;
@@ -466,7 +528,7 @@ static PyObject* shortcut(PyObject* self, PyObject* const* args, Py_ssize_t narg
                 goto done;
             }
             Py_INCREF(entry);
-            result = run_entry(entry, buffers, PyTuple_GET_ITEM(table, 3));
+            result = run_entry(table, entry, buffers);
             Py_DECREF(entry);
             goto finished;
         }
