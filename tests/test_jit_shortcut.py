@@ -4,6 +4,8 @@ call whose computation ran as one native kernel call runs in the launcher's
 against NumPy and, through a count of the calls that took the Python path
 (`_Compiled.call`), which path ran."""
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -240,3 +242,26 @@ def test_calls_with_trees_or_static_arguments_keep_the_python_path(python_path):
     np.testing.assert_array_equal(np.asarray(pair((x, y))), a * b)
     np.testing.assert_array_equal(np.asarray(scaled(x, 3)), a * np.float32(3))
     assert len(python_path) == 2
+
+
+def test_threads_calling_one_jitted_function_each_get_their_own_values(python_path):
+    # 20000 points: the kernel runs with the GIL released, so the threads' calls overlap.
+    f = warmed(lambda x, y: chain(xp, x, y), *map(xp.asarray, operands(20000)))
+    python_path.clear()
+    inputs = [operands(20000, seed=seed) for seed in range(4)]
+    failures = []
+
+    def work(a, b):
+        x, y = xp.asarray(a), xp.asarray(b)
+        expected = chain(np, a, b)
+        for _ in range(30):
+            got = np.asarray(f(x, y))
+            if not np.allclose(got, expected, rtol=RTOL):
+                failures.append(np.abs(got - expected).max())
+
+    threads = [threading.Thread(target=work, args=pair) for pair in inputs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == [] and python_path == []

@@ -410,7 +410,8 @@ failed:
     return NULL;
 }
 
-/* The result of entry's kernel over the argument buffers. */
+/* The result of entry's kernel over the argument buffers (the caller holds
+ * a reference to the entry). */
 static PyObject* run_entry(PyObject* table, PyObject* entry, PyObject* const* buffers) {
     PyObject* sources = PyTuple_GET_ITEM(entry, 3);
     PyObject* outputs = PyTuple_GET_ITEM(entry, 4);
@@ -446,11 +447,10 @@ static PyObject* run_entry(PyObject* table, PyObject* entry, PyObject* const* bu
     long long reduced = PyLong_AsLongLong(PyTuple_GET_ITEM(launch, 3));
     if (PyErr_Occurred()) goto done;
     if (PyTuple_GET_ITEM(launch, 4) == Py_True) {
-        Py_INCREF(entry);   /* what keeps the kernel loaded, whatever another thread does meanwhile */
+        /* The caller holds the entry, which keeps the kernel loaded whatever other threads do meanwhile. */
         Py_BEGIN_ALLOW_THREADS
         kernel(pointers, meta, 0, outer, 0, reduced, NULL);
         Py_END_ALLOW_THREADS
-        Py_DECREF(entry);
     } else {
         kernel(pointers, meta, 0, outer, 0, reduced, NULL);
     }
