@@ -178,6 +178,9 @@ def test_a_profile_and_the_numpy_path_see_calls_after_a_shortcut_was_made(python
     with debug.cpu_kernels("numpy"):
         np.testing.assert_array_equal(np.asarray(f(x, y)), a * b - np.float32(1.0))
     assert len(python_path) == 2
+    with debug.cpu_kernels("auto"):   # the kernel made in the forced native mode serves the default mode too
+        np.testing.assert_array_equal(np.asarray(f(x, y)), a * b - np.float32(1.0))
+    assert len(python_path) == 2
 
 
 def random_program(rng):

@@ -433,8 +433,8 @@ class FusedKernel:
     def shortcut(self, inputs):
         """A call of the group on inputs laid out as `inputs` as
         launcher.c's shortcut runs it, with no Python: ((kernel, meta, outer,
-        reduced, release, keep), outputs, guards), the guards holding the
-        path mode it was made in; None where the group does not run so
+        reduced, release, keep), outputs, guards), the guards holding while
+        the path mode is not "numpy"; None where the group does not run so
         (see NativeGroup.shortcut)."""
         if self.native is None or native.mode == "numpy":
             return None
@@ -442,7 +442,7 @@ class FusedKernel:
         if found is None:
             return None
         self.path = "native"   # every call the shortcut runs takes it
-        return (*found, ((vars(native), "mode", native.mode),))
+        return (*found, ((vars(native), "mode", "numpy", False),))
 
     def __call__(self, *inputs):
         """The group's outputs (a tuple when it has several). The caller

@@ -64,7 +64,7 @@ _refcount = sys.getrefcount
 # retain_history() scope open, nothing observing (a profile, ARRAYX_LOG),
 # lazy mode; each as the Python path would decide it (a module's variable
 # read in its dict).
-_GUARDS = ((scope, "open", 0), (vars(observe), "observers", ()), (vars(build), "is_eager", False))
+_GUARDS = ((scope, "open", 0, True), (vars(observe), "observers", (), True), (vars(build), "is_eager", False, True))
 # Signatures a jitted function's shortcut table keeps.
 SHORTCUTS = 8
 # A trace asks for its shortcut at its calls 1, 2, 4, ... and then at

@@ -34,10 +34,11 @@
  *   - each argument must be of the array type, hold its node in the node
  *     attribute and the node its value in `buffer` (a NumPy array), and no
  *     argument may be passed twice;
- *   - guards: (object, attribute, value) triples; the table serves a call
- *     only while each attribute equals its value (an object that is a dict,
- *     a module's, holds the attribute as an item: read in a fifth of the
- *     time the module's attribute takes);
+ *   - guards: (object, attribute, value, equal) tuples; the table serves a
+ *     call only while each attribute equals its value (`equal` true) or
+ *     differs from it (`equal` false). An object that is a dict, a
+ *     module's, holds the attribute as an item: read in a fifth of the time
+ *     the module's attribute takes;
  *   - count: (dict, key): dict[key] grows by an entry's steps per call;
  *   - entries: a list of (dtypes, devices, layouts, sources, outputs,
  *     launch, results, steps, guards), tried in order: the arguments'
@@ -343,8 +344,9 @@ static int same_layout(PyObject* key, PyObject* const* buffers, Py_ssize_t n) {
     return word == end;
 }
 
-/* Whether each guard's attribute (a module's: its dict's item) holds its
- * value: 1, 0, or -1 with an error. */
+/* Whether each guard holds (its attribute, a module's read as its dict's
+ * item, equal or not to its value, as the guard says): 1, 0, or -1 with an
+ * error. */
 static int guards_hold(PyObject* guards) {
     for (Py_ssize_t g = 0; g < PyTuple_GET_SIZE(guards); g++) {
         PyObject* guard = PyTuple_GET_ITEM(guards, g);
@@ -364,7 +366,8 @@ static int guards_hold(PyObject* guards) {
         }
         int equal = PyObject_RichCompareBool(value, PyTuple_GET_ITEM(guard, 2), Py_EQ);
         Py_DECREF(value);
-        if (equal != 1) return equal;
+        if (equal < 0) return -1;
+        if (equal != PyObject_IsTrue(PyTuple_GET_ITEM(guard, 3))) return 0;
     }
     return 1;
 }
