@@ -268,3 +268,25 @@ def test_threads_calling_one_jitted_function_each_get_their_own_values(python_pa
     for t in threads:
         t.join()
     assert failures == [] and python_path == []
+
+
+def test_integer_and_boolean_programs_give_numpy_values_through_the_shortcut(python_path):
+    programs = [
+        (lambda m, x, y: m.where(x > y, x * 3, y - x), "where(x > y, 3x, y - x)"),
+        (lambda m, x, y: (x + y) % 7 - m.abs(x), "(x + y) % 7 - |x|"),
+        (lambda m, x, y: (x > 0) & (y < 5), "(x > 0) & (y < 5)"),
+        (lambda m, x, y: m.maximum(x, y) * 2 + (x >> 1), "max(x, y) * 2 + (x >> 1)"),
+        (lambda m, x, y: x.astype(m.float32) * 0.5 + y.astype(m.float32), "float32(x) * 0.5 + float32(y)"),
+        (lambda m, x, y: m.sum(x * y, axis=-1), "sum(x * y, axis=-1)"),
+    ]
+    rng = np.random.default_rng(11)
+    for fn, text in programs:
+        jitted = xp.jit(lambda x, y, fn=fn: fn(xp, x, y))
+        for call in range(4):
+            a, b = (rng.integers(-20, 20, (40, 25)).astype(np.int32) for _ in range(2))
+            before = len(python_path)
+            got = jitted(xp.asarray(a), xp.asarray(b))
+            want = fn(np, a, b)
+            assert np.asarray(got).dtype == want.dtype, text
+            np.testing.assert_array_equal(np.asarray(got), want, err_msg=text)
+        assert len(python_path) == before, text   # the last call took the shortcut
