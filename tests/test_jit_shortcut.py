@@ -290,3 +290,25 @@ def test_integer_and_boolean_programs_give_numpy_values_through_the_shortcut(pyt
             assert np.asarray(got).dtype == want.dtype, text
             np.testing.assert_array_equal(np.asarray(got), want, err_msg=text)
         assert len(python_path) == before, text   # the last call took the shortcut
+
+
+def test_a_lone_operation_on_a_few_points_takes_the_shortcut_on_the_default_path(python_path):
+    # Outside a computation a lone node this small is an ordinary step (a
+    # NumPy call); in one it is a group of its own, whose kernel the default
+    # ("auto") path compiles once the group is hot, so its calls then run as
+    # one kernel call.
+    one = np.array([2.5])
+    a, _ = operands()
+    with debug.cpu_kernels("auto"):
+        plus, total = xp.jit(lambda v: v + 1.0), xp.jit(lambda v: xp.sum(v))
+        for _ in range(10):   # hot: their kernels compile in the background
+            plus(xp.asarray(one))
+            total(xp.asarray(a))
+        debug.wait_for_kernels()
+        for _ in range(40):   # the shortcut is asked for at calls 16 and 32
+            plus(xp.asarray(one))
+            total(xp.asarray(a))
+        python_path.clear()
+        np.testing.assert_array_equal(np.asarray(plus(xp.asarray(one))), one + 1.0)
+        np.testing.assert_allclose(float(total(xp.asarray(a))), a.astype(np.float64).sum(), rtol=1e-6)
+    assert python_path == []

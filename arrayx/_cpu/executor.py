@@ -21,6 +21,7 @@ _MATMUL = PRIMITIVES["matmul"]
 class CPUExecutor(Executor):
     name = "cpu"
     fuses = True
+    lone_groups_when_bound = True
     fused_groups_end_in_arg_reductions = True
     fused_rows_end_in_epilogues = True
     updates_in_place = True

@@ -50,7 +50,8 @@ from ..graph.node import users_of
 from ..graph.primitives import ARG_REDUCE_OPS, BLOCK_REDUCE_OPS, ELEMENTWISE_OPS, REDUCE
 
 # A lone elementwise node or reduction over fewer points than this runs as an
-# ordinary step: there is nothing to fuse, and blocks or threads cannot pay.
+# ordinary step: there is nothing to fuse, and blocks or threads cannot pay
+# (but see Executor.lone_groups_when_bound).
 SINGLE_NODE_MIN_SIZE = 1 << 16
 # Members of one group at most: a group compiles to one function (a line a
 # member on the CPU, a kernel on a GPU), and compile time grows with it.
@@ -74,9 +75,10 @@ class Group:
         self.program = None
 
 
-def fuse(order, requested, layout_of):
+def fuse(order, requested, layout_of, bound=False):
     """Groups of `order` (a topological order) worth fusing, in plan order;
-    `layout_of(node)` gives the layout of a realized input."""
+    `layout_of(node)` gives the layout of a realized input; `bound`: the
+    plan is a compiled computation's."""
     if not ENABLED:
         return []
     wanted = set(requested)
@@ -116,7 +118,8 @@ def fuse(order, requested, layout_of):
             continue
         seen.add(id(group))
         group.members.reverse()   # plan order: producers first, the root last
-        if len(group.members) == 1 and (prod(group.shape) < SINGLE_NODE_MIN_SIZE
+        lone_pays = bound and executors.executor_for(group.device).lone_groups_when_bound
+        if len(group.members) == 1 and (prod(group.shape) < SINGLE_NODE_MIN_SIZE and not lone_pays
                                         or group.members[0].op.name in ARG_REDUCE_OPS):
             for member in group.members:
                 del group_of[member]

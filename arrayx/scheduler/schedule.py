@@ -151,7 +151,7 @@ def build_plan(order, requested, bound=False, candidates=True):
     order, requested = rewrite(order, requested + expensive, _layout)
     materialized = materialized_candidates(order, requested, collected) if candidates else []
     requested = requested + materialized
-    groups = fuse(order, requested, lambda n: _layout(n) if n.buffer is not None else None)
+    groups = fuse(order, requested, lambda n: _layout(n) if n.buffer is not None else None, bound)
     reductions = reduction_candidates(order, requested, collected, groups) if candidates else []
     # Candidates in the order of their output slots, after the asked ones.
     keep = keep_watch(collected, asked, [(n, True) for n in expensive] + [(n, False) for n in materialized]
