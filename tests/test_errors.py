@@ -55,6 +55,8 @@ def _steps_of_the_device_table():
         for case in CASES.values():
             xp.eval(*_leaves(case.on_arrayx(xp.Device("cpu"))))
     for run in profile.steps:
+        if run.name == "fused":
+            continue   # a jitted function keeps the plan it was traced with, fused groups included
         prim = P[run.name]
         if prim.kind in (SELECT, DYNAMIC):
             continue   # select takes its node's tuple of outputs; data-dependent ones run at their call
