@@ -117,10 +117,10 @@ class Executor(ABC):
     # Whether `sum(x * y)` over every axis pays as a dot product of the
     # flattened operands (the scheduler's rewrite pass).
     dot_pays = True
-    # Whether a compiled computation's lone elementwise node or reduction is
-    # a group of its own at any size: a computation of one group may run as
-    # one call of compiled code (`shortcut`), where a small lone node would
-    # otherwise be an ordinary step (fuse.SINGLE_NODE_MIN_SIZE).
+    # Whether a compiled computation of one elementwise node or reduction
+    # makes it a group at any size: its calls may then run as one call of
+    # compiled code (`shortcut`), where a small lone node would otherwise be
+    # an ordinary step (fuse.SINGLE_NODE_MIN_SIZE).
     lone_groups_when_bound = False
     # Values of at most this many points make a plan of elementwise work,
     # reductions, products and transposes that runs at any extent (and one

@@ -47,7 +47,7 @@ from math import prod
 from .. import executors
 from ..graph.fused import FusedGroup, Instruction
 from ..graph.node import users_of
-from ..graph.primitives import ARG_REDUCE_OPS, BLOCK_REDUCE_OPS, ELEMENTWISE_OPS, REDUCE
+from ..graph.primitives import ARG_REDUCE_OPS, BLOCK_REDUCE_OPS, BOUND, ELEMENTWISE_OPS, REDUCE
 
 # A lone elementwise node or reduction over fewer points than this runs as an
 # ordinary step: there is nothing to fuse, and blocks or threads cannot pay
@@ -83,6 +83,9 @@ def fuse(order, requested, layout_of, bound=False):
         return []
     wanted = set(requested)
     users = users_of(order)
+    # A computation of one node: as a group of its own, at any size, its
+    # calls may run as one call of compiled code (Executor.shortcut).
+    alone = bound and sum(n.buffer is None and n.op.kind != BOUND for n in order) == 1
     group_of = {}
     for node in reversed(order):
         name = node.op.name
@@ -118,7 +121,7 @@ def fuse(order, requested, layout_of, bound=False):
             continue
         seen.add(id(group))
         group.members.reverse()   # plan order: producers first, the root last
-        lone_pays = bound and executors.executor_for(group.device).lone_groups_when_bound
+        lone_pays = alone and executors.executor_for(group.device).lone_groups_when_bound
         if len(group.members) == 1 and (prod(group.shape) < SINGLE_NODE_MIN_SIZE and not lone_pays
                                         or group.members[0].op.name in ARG_REDUCE_OPS):
             for member in group.members:
