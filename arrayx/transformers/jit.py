@@ -20,7 +20,7 @@ only updates it (`v[key] = value`), the call gives that buffer to the
 computation, which writes the updates into it instead of into a copy (see
 `Computation.writes_into_argument`). An array or Python scalar the function
 reads from a global or closure variable is a constant of the trace, which a
-call checks is still there (`_Captured`), tracing again where it is not.
+call checks is still there (captured.py), tracing again where it is not.
 Called inside `grad` or another trace, a jitted function runs as the plain
 one, so that its work joins the graph being recorded.
 
@@ -54,6 +54,7 @@ from ..references import HELD_ONCE
 from ..namespace.creation import asarray
 from ..scheduler import observe
 from ..scheduler.schedule import UnboundError
+from .captured import captured_values, restore
 from .graph import placeholder
 from .transformer import Transformer
 
@@ -317,7 +318,7 @@ class _Compiled:
         self.mutated = mutated       # (leaf index, result index) of each argument array written into
         self.device = computation.transformer.device
         self.origins = origins       # each argument leaf's name
-        self.captured = captured     # the _Captured values the trace holds as constants
+        self.captured = captured     # the Captured values the trace holds as constants
         self.plain = not mutated and not scalars and [i for i, _ in binding] == list(range(len(origins))) and all(
             dtype is None for _, dtype in binding)
         self.single = out_def.is_leaf   # one array, returned bare
@@ -501,7 +502,7 @@ def _trace(fn, name, args, kwargs, static, static_names, arg_names, transformer,
                  for i, a in enumerate(args)]
     call_kwargs = {key: value if key in static_names else stand_ins(value, f"argument {key}")
                    for key, value in sorted(kwargs.items())}
-    captured = _captured(fn)
+    captured = captured_values(fn)
     try:
         with trace():
             out = fn(*call_args, **call_kwargs)
@@ -514,7 +515,7 @@ def _trace(fn, name, args, kwargs, static, static_names, arg_names, transformer,
                       f"{', '.join(traced_scalars)} in static_argnums or static_argnames to use them as numbers)"
                       ) from e
     finally:
-        written = _restore(captured)
+        written = restore(captured)
     if written:
         raise TypeError(f"jit({name}): the function writes into {written[0]}, an array it captures (a global "
                         f"or a variable of an enclosing function) instead of receiving it as an argument; jit "
@@ -573,71 +574,6 @@ def _traced_scalar(leaf, origin, i, name, scalars):
                             exact=leaf.dtype in DEFAULT_NUMPY_DTYPES,
                             subject=f"{origin} (a NumPy {leaf.dtype} scalar)", numpy=True)
     return TracedScalar(type(leaf), f"jit({name})", origin, make_node)
-
-
-class _Captured:
-    """A value a jitted function reads from a closure cell or its globals
-    (`holder` and `key`, None for a cell), an array or a Python scalar: the
-    trace holds it as a constant, which a later call checks is still there
-    (an array with its node: `v[0] = 1` rebinds it) and traces again if not,
-    as the plain function would read the new value."""
-
-    __slots__ = ("label", "holder", "key", "value", "node")
-
-    def __init__(self, label, holder, key, value):
-        self.label = label
-        self.holder = holder
-        self.key = key
-        self.value = value
-        self.node = value._node if isinstance(value, Array) else None
-
-    def current(self):
-        if self.key is None:
-            try:
-                return self.holder.cell_contents
-            except ValueError:   # a cell emptied since
-                return None
-        return self.holder.get(self.key)
-
-    def changed(self):
-        now = self.current()
-        if now is self.value:
-            return self.node is not None and now._node is not self.node
-        return self.node is not None or type(now) is not type(self.value) or now != self.value
-
-
-def _captured(fn):
-    """A _Captured for each array and Python scalar `fn` (and the functions
-    it wraps, `__wrapped__`) reads from its closure or its globals."""
-    found = []
-    while fn is not None:
-        code = getattr(fn, "__code__", None)
-        if code is not None:
-            for var, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
-                try:
-                    value = cell.cell_contents
-                except ValueError:   # a cell not filled yet
-                    continue
-                if isinstance(value, Array) or type(value) in dt.PYTHON_SCALARS:
-                    found.append(_Captured(var, cell, None, value))
-            namespace = getattr(fn, "__globals__", {})
-            for var in code.co_names:
-                value = namespace.get(var)
-                if isinstance(value, Array) or type(value) in dt.PYTHON_SCALARS:
-                    found.append(_Captured(var, namespace, var, value))
-        fn = getattr(fn, "__wrapped__", None)
-    return found
-
-
-def _restore(captured):
-    """The names of the `captured` arrays the trace rebound, each given its
-    node back (the new one reads placeholders, which only the trace has)."""
-    written = []
-    for c in captured:
-        if c.node is not None and c.value._node is not c.node:
-            c.value._node = c.node
-            written.append(c.label)
-    return written
 
 
 def _force_point_message(name, error):

@@ -282,19 +282,16 @@ class Computation:
             return None
         segment = segments[0]
         step = segment.steps[0]
-        if segment.program.around or any(slot is None for slot, _ in self.results):
+        outs = step.outs
+        if segment.program.around or any(slot not in outs for slot, _ in self.results):
             return None
-        sources = []
+        sources, buffers = [], []
         for s in step.args:
             kind, where = self.binding[s] if s < len(self.binding) else (None, None)
             if kind not in ("argument", "buffer"):
                 return None
             sources.append(where)
-        outs = step.outs
-        if any(slot not in outs for slot, _ in self.results):
-            return None
-        buffers = [values[where] if kind == "argument" else where
-                   for (kind, where) in (self.binding[s] for s in step.args)]
+            buffers.append(values[where] if kind == "argument" else where)
         found = segment.executor.shortcut(segment.program.kernels[0], buffers)
         if found is None:
             return None

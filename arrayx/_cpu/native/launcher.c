@@ -327,7 +327,7 @@ static PyObject* layout_key(PyObject* self, PyObject* const* args, Py_ssize_t na
 
 #define AX_MAX_ARGUMENTS 16
 
-static PyObject *name_buffer, *name_dtype, *name_device;
+static PyObject *name_buffer, *name_dtype, *name_device, *nothing;
 
 /* Whether the buffers have the layout layout_key would give for them. */
 static int same_layout(PyObject* key, PyObject* const* buffers, Py_ssize_t n) {
@@ -383,13 +383,10 @@ static PyObject* results_of(PyObject* table, PyObject* results, PyObject* const*
     if (unflatten != Py_None && list == NULL) return NULL;
     for (Py_ssize_t k = 0; k < n; k++) {
         PyObject* spec = PyTuple_GET_ITEM(specs, k);
-        PyObject* nothing = PyTuple_New(0);
-        if (nothing == NULL) goto failed;
         PyObject* args[7] = {PyTuple_GET_ITEM(results, 1), nothing, nothing, PyTuple_GET_ITEM(spec, 0),
                              PyTuple_GET_ITEM(spec, 1), PyTuple_GET_ITEM(spec, 2),
                              outputs[PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 3))]};
         PyObject* node = PyObject_Vectorcall(PyTuple_GET_ITEM(results, 0), args, 7, NULL);
-        Py_DECREF(nothing);
         if (node == NULL) goto failed;
         PyObject* array = array_type->tp_alloc(array_type, 0);
         if (array == NULL || PyObject_SetAttr(array, node_attribute, node) < 0) {
@@ -568,7 +565,8 @@ PyMODINIT_FUNC PyInit_arrayx_native_launcher(void) {
     name_buffer = PyUnicode_InternFromString("buffer");
     name_dtype = PyUnicode_InternFromString("dtype");
     name_device = PyUnicode_InternFromString("device");
-    if (name_buffer == NULL || name_dtype == NULL || name_device == NULL) return NULL;
+    nothing = PyTuple_New(0);
+    if (name_buffer == NULL || name_dtype == NULL || name_device == NULL || nothing == NULL) return NULL;
     pthread_atfork(NULL, NULL, ax_forget_pool);
     return PyModule_Create(&module);
 }
