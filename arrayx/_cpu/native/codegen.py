@@ -101,8 +101,8 @@ def accumulator(name, dtype):
 
 def cascades(name, dtype):
     """Whether reduction `name` giving `dtype` adds blocks pairwise: float
-    sums, except float32's, whose float64 lanes (29 more bits) add up to
-    2^29 points each with less error than the float32 result's rounding."""
+    sums, except float32's, whose float64 lanes (29 more bits of precision)
+    add up to 2^28 points each within the float32 result's rounding."""
     return name == "sum" and dtype.kind == "f" and dtype != dt.float32
 
 
