@@ -55,9 +55,8 @@ template <typename T> __device__ __forceinline__ T ax_isign(T a) { return (T)((a
 // exact, as the correctly rounded quotient of two such values lies within
 // half a double spacing of a / b, nearer than the gap of at least 1 / |b|
 // between a quotient that is not an integer and the next integer. Double
-// division vectorizes; integer division has no vector instruction (int32
-// floor division and remainder by a scalar ran 3x faster on the CPU). A
-// zero divisor divides by 1 instead: the callers discard that quotient.
+// division vectorizes; integer division has no vector instruction. A zero
+// divisor divides by 1 instead: the callers discard that quotient.
 template <typename T> __device__ __forceinline__ long long ax_floor_quotient(T a, T b) {
     return (long long)floor((double)a / (double)(b == 0 ? (T)1 : b));
 }

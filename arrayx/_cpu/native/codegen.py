@@ -315,8 +315,8 @@ class _Source:
             # the step's first point again and keep their value: a loop of
             # LANES points, which g++ vectorizes with no epilogue and with the
             # math functions' vector variants (a loop of n - ax_j points
-            # doubles the kernel's compile time; one kept scalar made a row
-            # logsumexp over rows of 100 points 20-35% slower).
+            # doubles the kernel's compile time; one kept scalar would call
+            # the scalar math functions).
             tail = (["if (ax_j < ax_e) {",
                      "    const long long ax_r = ax_e - ax_j;"]
                     + ["    " + line for line in lanes("ax_j + (ax_l < ax_r ? ax_l : 0)", True)]
