@@ -294,7 +294,9 @@ class _Source:
                       for k in staged]
             into = combine(name, kind, "ax_lane[ax_l]", folded)
             # Unrolled, the lanes' loop would not meet the vectorizer (and its math calls no vector variant).
-            return (stage + ["#pragma GCC unroll 1",
+            # ivdep: a lane writes only its own ax_lane, so g++ need not keep a
+            # second copy of the loop for when they overlap (nor in the fold below).
+            return (stage + ["#pragma GCC unroll 1", "#pragma GCC ivdep",
                              f"    for (int ax_l = 0; ax_l < {LANES}; ax_l++) {{",
                              f"        const long long q = {index};"]
                     + ["        " + line for line in lanes_point]
@@ -327,6 +329,7 @@ class _Source:
                   f"for (; ax_j + {LANES} <= ax_e; ax_j += {LANES}) {{"]
                  + lanes("ax_j + ax_l", False) + ["}"] + tail
                  + [f"for (int ax_w = {LANES // 2}; ax_w > 0; ax_w >>= 1)",
+                    "    #pragma GCC ivdep",
                     f"    for (int ax_l = 0; ax_l < ax_w; ax_l++) "
                     f"ax_lane[ax_l] = {combine(name, kind, 'ax_lane[ax_l]', 'ax_lane[ax_l + ax_w]')};"])
         if not pairwise:

@@ -15,7 +15,10 @@ native path) raises.
 Flags that change results are off: no -ffast-math, and -ffp-contract=off (no
 fused multiply-adds, which NumPy does not do); -fno-math-errno and
 -fno-trapping-math only drop errno and floating-point exception flags, which
-arrayx ignores, so that math calls and selects vectorize.
+arrayx ignores, so that math calls and selects vectorize. Loops are not
+unswitched: a loop whose points test a scalar operand (a divisor's zero,
+a shift's range) would be compiled, and vectorized, once per outcome, for
+selects that cost nothing beside the division or shift.
 """
 
 import _ctypes
@@ -37,7 +40,7 @@ from .codegen import ENTRY
 HOST_HEADER = Path(__file__).with_name("host.h")
 KIND = "native"
 FLAGS = ("-O3", "-march=native", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off",
-         "-fno-exceptions", "-fno-rtti", "-fPIC", "-shared", "-nodefaultlibs", "-w")
+         "-fno-unswitch-loops", "-fno-exceptions", "-fno-rtti", "-fPIC", "-shared", "-nodefaultlibs", "-w")
 # The libraries every kernel links, named (-nodefaultlibs): g++ would add
 # libstdc++, which no kernel uses and whose symbols take the linker half of
 # a kernel's link. Nor is libc named: the process that loads a kernel has
