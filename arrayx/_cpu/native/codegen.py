@@ -22,7 +22,8 @@ alone. Four forms cover every group the native path takes:
 The innermost loop of each form is a function of its own whose pointer
 arguments are `__restrict__`, so g++ vectorizes it without alias checks, and
 math functions with a vector variant in glibc's libmvec (host.h) vectorize
-with it. A reduction's innermost loop folds LANES points at a time into
+with it; strided inputs of such functions are copied LANES points at a time
+first (`gathered`). A reduction's innermost loop folds LANES points at a time into
 LANES accumulators (a loop the vectorizer runs as one vector operation per
 step: without -ffast-math it never reorders a single accumulator's
 additions), and its last points in one more such step, the lanes past them
@@ -36,10 +37,18 @@ Every instruction renders through the C expression table shared with the
 CUDA renderer (renderer/cstyle.py), so both run the same semantics.
 """
 
+import re
+from pathlib import Path
+
 from ... import dtypes as dt
 from ...renderer.cstyle import CTYPES, cast, combine, identity, render, unrendered
 
 ENTRY = "ax_kernel"
+# The host side of the expression table's header, which kernels include.
+HOST_HEADER = Path(__file__).with_name("host.h")
+# The math functions host.h gives a vector variant (libmvec).
+VECTOR_MATH = re.compile(r"\b(%s)\(" % "|".join(
+    re.findall(r"AX_LIBM[12]\((\w+), AX_SIMD\)", HOST_HEADER.read_text())))
 # Accumulators a reduction's innermost loop keeps: one 512-bit vector of float32.
 LANES = 16
 # Points a floating sum folds into its lanes before their total joins the
@@ -162,6 +171,30 @@ class _Source:
         index = {CONTIGUOUS: q, SAME: "0", STRIDED: f"{q} * s{k}"}[self.form.classes[k]]
         return self.ctype(k).load(f"a{k}[{index}]")
 
+    def stage(self, k, index, register):
+        """Lines copying input k at the LANES points `index` (over lane ax_l)
+        into lanes `ax_s{k}` of C type `register`."""
+        at = f"({index}) * s{k}" if self.form.classes[k] == STRIDED else index
+        return [f"{register} ax_s{k}[{LANES}];",
+                f"for (int ax_l = 0; ax_l < {LANES}; ax_l++) ax_s{k}[ax_l] = a{k}[{at}];"]
+
+    def gathered(self, wanted, defined):
+        """The strided inputs of 4 or 8 bytes a lanes loop computing `wanted`
+        copies to lanes first, when it calls a vector math function: g++ 12
+        vectorizes a variable stride's loads only in a loop of their own (as
+        gathers), and the math of points loaded in the computing loop would
+        stay scalar."""
+        needed = self.group.dependencies(wanted, set(defined) | set(self.scalars))
+        math = any(VECTOR_MATH.search(self.rendered(v)) for v in needed if v >= self.n_in)
+        return [k for k in needed if math and k < self.n_in and self.form.classes[k] == STRIDED
+                and self.dtypes[k].itemsize in (4, 8) and self.dtypes[k].kind != "c"]
+
+    def rendered(self, v):
+        """The C expression of body value v."""
+        instruction = self.group.body[v - self.n_in]
+        return render(instruction.op.name, [f"v{a}" for a in instruction.args],
+                      self.dtypes[instruction.args[-1]], instruction.dtype)
+
     def values(self, wanted, q, defined, staged=()):
         """Lines computing `wanted` at point `q`, given the scalar inputs and
         the `defined` values (row reductions) as variables."""
@@ -171,10 +204,7 @@ class _Source:
             if v < self.n_in:
                 lines.append(f"{ctype.register} v{v} = {self.load(v, q, staged)};")
                 continue
-            instruction = self.group.body[v - self.n_in]
-            expr = render(instruction.op.name, [f"v{a}" for a in instruction.args],
-                          self.dtypes[instruction.args[-1]], instruction.dtype)
-            lines.append(f"{ctype.register} v{v} = {expr};")
+            lines.append(f"{ctype.register} v{v} = {self.rendered(v)};")
         return lines
 
     def store(self, v, q, strided):
@@ -183,13 +213,30 @@ class _Source:
         index = {CONTIGUOUS: q, SAME: "0", STRIDED: f"{q} * t{v}"}[self.out_class[v]] if strided else q
         return f"w{v}[{index}] = {self.ctype(v).store(f'v{v}')};"
 
-    def each_point(self, outputs, strided, defined=(), needed=()):
+    def each_point(self, outputs, strided, defined=(), needed=(), gather=False):
         """The innermost loop over its `n` points computing `outputs` (and
         the `needed` values) at each point q and storing the outputs; more
-        lines for the loop's body may be added before its last line."""
-        point = self.values(list(needed) + list(outputs), "q", defined)
-        point += [self.store(v, "q", strided) for v in outputs]
-        return ["for (long long q = 0; q < n; q++) {"] + ["    " + line for line in point] + ["}"]
+        lines for the loop's body may be added before its last line. With
+        `gather`, points whose strided inputs are `gathered` go LANES at a
+        time, the inputs copied to lanes first, and the last ones one by one."""
+        wanted = list(needed) + list(outputs)
+        stores = [self.store(v, "q", strided) for v in outputs]
+        point = self.values(wanted, "q", defined) + stores
+        staged = self.gathered(wanted, defined) if gather else []
+        if not staged:
+            return ["for (long long q = 0; q < n; q++) {"] + ["    " + line for line in point] + ["}"]
+        lanes = self.values(wanted, "q", defined, staged) + stores
+        return (["long long ax_j = 0;",
+                 f"for (; ax_j + {LANES} <= n; ax_j += {LANES}) {{"]
+                + ["    " + line for k in staged for line in self.stage(k, "ax_j + ax_l", self.ctype(k).storage)]
+                + ["#pragma GCC unroll 1",
+                   f"    for (int ax_l = 0; ax_l < {LANES}; ax_l++) {{",
+                   "        const long long q = ax_j + ax_l;"]
+                + ["        " + line for line in lanes]
+                + ["    }",
+                   "}",
+                   "for (long long q = ax_j; q < n; q++) {"]
+                + ["    " + line for line in point] + ["}"])
 
     # the innermost loop's function
 
@@ -281,17 +328,18 @@ class _Source:
         # Inputs narrower than the accumulator are copied to wide lanes first:
         # g++ 12 vectorizes no lanes' loop that loads 1-byte and 8-byte
         # values together (a where() on a bool mask kept exp scalar).
-        staged = [k for k in self.group.dependencies(wanted, set(defined) | set(self.scalars)) if k < self.n_in
-                  and self.form.classes[k] == CONTIGUOUS and self.dtypes[k].itemsize < min(4, kind.itemsize)]
+        widened = [k for k in self.group.dependencies(wanted, set(defined) | set(self.scalars)) if k < self.n_in
+                   and self.form.classes[k] == CONTIGUOUS and self.dtypes[k].itemsize < min(4, kind.itemsize)]
+        gathered = self.gathered(wanted, defined)
+        staged = widened + gathered
         lanes_point = self.values(wanted, "q", defined, staged) + stores
 
         def lanes(index, tail):
             """A step over the LANES points from ax_j, lane ax_l reading the
             point at `index`: all of them, or (`tail`) the ax_r left, each
             lane past them folding in nothing."""
-            stage = [f"    long long ax_s{k}[{LANES}];" for k in staged]
-            stage += [f"    for (int ax_l = 0; ax_l < {LANES}; ax_l++) ax_s{k}[ax_l] = a{k}[{index}];"
-                      for k in staged]
+            stage = ["    " + line for k in widened for line in self.stage(k, index, "long long")]
+            stage += ["    " + line for k in gathered for line in self.stage(k, index, self.ctype(k).storage)]
             into = combine(name, kind, "ax_lane[ax_l]", folded)
             # Unrolled, the lanes' loop would not meet the vectorizer (and its math calls no vector variant).
             # ivdep: a lane writes only its own ax_lane, so g++ need not keep a
@@ -390,7 +438,8 @@ def source(group, form):
 
 def _elementwise(w):
     outputs = list(w.group.outputs)
-    function, call = w.inner("ax_points", "ax_n", outputs, w.each_point(outputs, False), flat_out=outputs)
+    function, call = w.inner("ax_points", "ax_n", outputs, w.each_point(outputs, False, gather=True),
+                             flat_out=outputs)
     body = ["if (start >= stop) return;",
             "long long c[AX_MAX_AXES];",
             "ax_unravel(start, dims, c, 0, ax_D);",
@@ -501,7 +550,7 @@ def _rows(w):
             calls.append(f"out{value}[row] = {w.ctype(value).store(f'v{value}')};")
         defined.append(value)
     if root not in reductions and flat:
-        function, call = w.inner("ax_last", "dims[ax_D - 1]", flat, w.each_point(flat, False, defined),
+        function, call = w.inner("ax_last", "dims[ax_D - 1]", flat, w.each_point(flat, False, defined, gather=True),
                                  defined=list(defined), flat_out=flat)
         functions.append(function)
         calls.append(call)

@@ -31,13 +31,11 @@ import threading
 import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 from ...renderer import toolchain
 from ...renderer.cstyle import OPS_HEADER
-from .codegen import ENTRY
+from .codegen import ENTRY, HOST_HEADER
 
-HOST_HEADER = Path(__file__).with_name("host.h")
 KIND = "native"
 FLAGS = ("-O3", "-march=native", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off",
          "-fno-unswitch-loops", "-fno-exceptions", "-fno-rtti", "-fPIC", "-shared", "-nodefaultlibs", "-w")
