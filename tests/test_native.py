@@ -513,6 +513,9 @@ def _threaded_case(mode_case, rows=64):
         return _chain_group([(x.shape, "C"), (x.shape, "C")], x.shape), [x, x[::-1].copy()]
     if mode_case == "rows":
         return _softmax_group(x.shape), [x]
+    if mode_case == "tiles":
+        x = np.random.default_rng(3).uniform(-1, 1, (600, 70)).astype(np.float32)
+        return _softmax_group(x.shape, "S"), [_transposed(x)]
     axes = {"reduce": (1,), "columns": (0,), "reduce to one point": (0, 1)}[mode_case]
     return _reduction_group("sum", dt.float32, x.shape, axes, False, True), [x]
 
@@ -527,7 +530,7 @@ def every_call_threaded(monkeypatch):
     monkeypatch.setattr(workers, "worth_waking", lambda seconds: True)
 
 
-THREADED_CASES = ["elementwise", "reduce", "columns", "reduce to one point", "rows"]
+THREADED_CASES = ["elementwise", "reduce", "columns", "reduce to one point", "rows", "tiles"]
 
 
 @pytest.mark.parametrize("mode_case", THREADED_CASES)
@@ -613,7 +616,7 @@ def test_a_child_forked_after_the_pool_started_runs_threaded_calls(every_call_th
     assert answer == b"same"
 
 
-def _softmax_group(shape):
+def _softmax_group(shape, layout="C"):
     """Row softmax of x over its last axis: max, subtract, exp, sum, divide."""
     rows = shape[:-1] + (1,)
     axes = ((len(shape) - 1,), True)
@@ -621,7 +624,12 @@ def _softmax_group(shape):
     body = (Instruction(P["max"], axes, (0,), rows, f), Instruction(P["subtract"], (), (0, 1), shape, f),
             Instruction(P["exp"], (), (2,), shape, f), Instruction(P["sum"], axes, (3,), rows, f),
             Instruction(P["divide"], (), (3, 4), shape, f))
-    return FusedGroup(shape, ((shape, f, "C"),), body, (5,))
+    return FusedGroup(shape, ((shape, f, layout),), body, (5,))
+
+
+def _transposed(x):
+    """`x`'s values laid out with its last two axes swapped in memory (a transposed matrix's rows)."""
+    return np.swapaxes(np.ascontiguousarray(np.swapaxes(x, -1, -2)), -1, -2)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -653,17 +661,33 @@ def test_a_row_group_gives_the_numpy_paths_softmax():
     assert_matches(got[0], want[0], ULPS, "softmax")
 
 
+@pytest.mark.parametrize("shape", [(300, 250), (3, 40, 37), (17, 1000)])
+def test_rows_of_a_transposed_matrix_run_a_tile_of_rows_at_a_time(shape):
+    # Rows a row length apart whose neighbours are adjacent: the tiles form,
+    # over more rows than a tile and row lengths that are not whole blocks.
+    x = np.random.default_rng(4).standard_normal(shape).astype(np.float32)
+    x[(0,) * (len(shape) - 2) + (3, 7)] = np.nan
+    group = _softmax_group(shape, "S")
+    native_group = NativeGroup(group)
+    got = native_group([_transposed(x)], wait=True)
+    assert [layout.form.mode for layout in native_group.layouts.values()] == ["tiles"]
+    want = FusedKernel(group, None, None).numpy(x)
+    assert_matches(got, want, ULPS, "softmax")
+
+
 @pytest.mark.parametrize("dtype", [dt.float32, dt.float64])
 @pytest.mark.parametrize("shape", [(33, 250), (4, 5, 17), (9, 1), (70,)])
-def test_a_row_group_with_an_epilogue_gives_the_numpy_paths_logsumexp(dtype, shape):
+@pytest.mark.parametrize("transposed", [False, True])
+def test_a_row_group_with_an_epilogue_gives_the_numpy_paths_logsumexp(dtype, shape, transposed):
     # max, subtract, exp, sum over the last axis, then once per row log(sum)
     # and (max + log(sum)) * bias, an input of the kept shape: with outputs
     # over the whole rows (the exps) and the epilogue's (log and the root),
-    # and with the root alone, written into the bias.
+    # and with the root alone, written into the bias; the rows contiguous,
+    # or (transposed) a row length apart (the tiles form).
     rows = shape[:-1] + (1,)
     axes = ((len(shape) - 1,), True)
     f = dtype
-    inputs = ((shape, f, "C"), (rows, f, "C"))
+    inputs = ((shape, f, "S" if transposed else "C"), (rows, f, "C"))
     body = (Instruction(P["max"], axes, (0,), rows, f), Instruction(P["subtract"], (), (0, 2), shape, f),
             Instruction(P["exp"], (), (3,), shape, f), Instruction(P["sum"], axes, (4,), rows, f),
             Instruction(P["log"], (), (5,), rows, f), Instruction(P["add"], (), (2, 6), rows, f),
@@ -679,6 +703,8 @@ def test_a_row_group_with_an_epilogue_gives_the_numpy_paths_logsumexp(dtype, sha
     eps = np.finfo(dtype.dtype).eps
     group = FusedGroup(shape, inputs, body, (4, 6, 8))
     assert group.epilogue == ({6, 7, 8} if shape[-1] > 1 else set())
+    if transposed and len(shape) > 1:
+        x = _transposed(x)
     got, want = run_both(group, [x, bias])
     assert [g.shape for g in got] == [shape, rows, rows]
     assert_matches(got[0], want[0], ULPS, "exp")

@@ -7,7 +7,7 @@ axes every operand steps through alike (as NumPy's iterator does). The kernel
 reads the number of axes in each set, their extents and each operand's
 strides at run time (`meta`), so a new shape or rank runs the same compiled
 code: its source depends on the group's program and on the loop `Form`
-alone. Four forms cover every group the native path takes:
+alone. Five forms cover every group the native path takes:
 
 - elementwise: the points in C order, the last axis innermost. Outputs are
   written at the flat index.
@@ -18,6 +18,11 @@ alone. Four forms cover every group the native path takes:
 - rows: row reductions (softmax, logsumexp): for each row, a pass per row
   reduction over the row, then a pass computing and storing the outputs (or
   a final reduction over the row), then the epilogue's values of the row.
+- tiles: row reductions whose rows are strided and whose last other axis is
+  contiguous (the rows of a transposed matrix): as columns, a tile of rows
+  at a time, each pass walking the row's points outside the tile's rows, so
+  that the loads inside are contiguous; the row reductions' values are
+  arrays over the tile, and outputs are stored a row length apart.
 
 The innermost loop of each form is a function of its own whose pointer
 arguments are `__restrict__`, so g++ vectorizes it without alias checks, and
@@ -55,10 +60,13 @@ LANES = 16
 # pairwise cascade: NumPy's pairwise summation folds 128 into 8.
 SUM_BLOCK = 128
 # Kept points a columns kernel accumulates at a time: its accumulators stay
-# in registers and L1 while it walks the reduced axes.
+# in registers and L1 while it walks the reduced axes (and rows a tiles kernel does).
 COLUMN_TILE = 256
+# Points of each row of a tile whose outputs a tiles kernel collects before
+# writing them out: two cache lines of float32 a row, the tile's 32 kB in L1.
+ROW_BLOCK = 32
 
-MODES = ("elementwise", "reduce", "columns", "rows")
+MODES = ("elementwise", "reduce", "columns", "rows", "tiles")
 # How the innermost loop reads an operand.
 CONTIGUOUS, SAME, STRIDED, SCALAR = "c", "z", "g", "s"
 
@@ -95,7 +103,7 @@ class Form:
 
 # The loop sets of each mode, outermost first (meta starts with the number of axes in each).
 SETS = {"elementwise": ("points",), "reduce": ("kept", "reduced"), "columns": ("outer", "reduced", "inner"),
-        "rows": ("lead", "row")}
+        "rows": ("lead", "row"), "tiles": ("outer", "row", "inner")}
 
 
 def accumulator(name, dtype):
@@ -264,8 +272,12 @@ class _Source:
                 params.append(f"long long s{v}")
                 args.append(f"s{v}")
         for v in defined:
-            params.append(f"{self.ctype(v).register} v{v}")
-            args.append(f"v{v}")
+            if self.form.mode == "tiles":
+                params.append(f"const {self.ctype(v).register}* __restrict__ d{v}")
+                args.append(f"ax_v{v}")
+            else:
+                params.append(f"{self.ctype(v).register} v{v}")
+                args.append(f"v{v}")
         for v in flat_out:
             restrict = "" if into is not None else " __restrict__"
             params.append(f"{self.ctype(v).storage}*{restrict} w{v}")
@@ -428,7 +440,8 @@ def source(group, form):
     of reduced points (reduce and columns), and where partial results go
     (NULL: the final output)."""
     w = _Source(group, form)
-    functions, body = {"elementwise": _elementwise, "reduce": _reduce, "columns": _columns, "rows": _rows}[form.mode](w)
+    functions, body = {"elementwise": _elementwise, "reduce": _reduce, "columns": _columns, "rows": _rows,
+                       "tiles": _tiles}[form.mode](w)
     entry = f'extern "C" void {ENTRY}({KERNEL_PARAMS})\n{{\n{_indent(w.prologue() + body, 1)}\n}}\n'
     # g++'s vectorizer fuses complex multiply-adds into FMAs even with
     # -ffp-contract=off (its complex-arithmetic patterns): NumPy rounds each step.
@@ -527,13 +540,20 @@ def _columns(w):
     return [function], body
 
 
-def _rows(w):
-    n_in = w.n_in
-    group = w.group
+def _row_values(group, n_in):
+    """(a row group's row reductions, its root, its epilogue's outputs, its
+    outputs at every point of a row)."""
     reductions = [n_in + k for k, i in enumerate(group.body) if i.op.kind == "reduce"]
     root = n_in + len(group.body) - 1
     epilogue = [v for v in group.outputs if v in group.epilogue]
     flat = [v for v in group.outputs if v not in reductions and v not in epilogue]
+    return reductions, root, epilogue, flat
+
+
+def _rows(w):
+    n_in = w.n_in
+    group = w.group
+    reductions, root, epilogue, flat = _row_values(group, n_in)
     functions, calls, defined = [], [], []
     for number, value in enumerate(reductions):
         arg = group.body[value - n_in].args[0]
@@ -570,5 +590,90 @@ def _rows(w):
     body += [f"    const long long f{v} = row;" for v in epilogue]
     body += ["    " + line for line in calls]
     body += ["    ax_next(dims, c, lead_lo, lead_hi);",
+             "}"]
+    return functions, body
+
+
+def _tiles(w):
+    n_in = w.n_in
+    group = w.group
+    reductions, root, epilogue, flat = _row_values(group, n_in)
+
+    def tile_loop(wanted, defined, stores, fold=()):
+        """The loop over a tile's `n` rows at one point of the row: each row's
+        `defined` values from their arrays, then `wanted`, `stores`, `fold`."""
+        point = [f"const {w.ctype(v).register} v{v} = d{v}[q];" for v in defined]
+        point += w.values(wanted, "q", defined) + stores + list(fold)
+        return ["for (long long q = 0; q < n; q++) {"] + ["    " + line for line in point] + ["}"]
+
+    def along_row(call, stored):
+        """Lines calling `call` at each point of the row with the offsets set.
+        The `stored` outputs of ROW_BLOCK points go to a block of the tile
+        (`call` stores each point's at its row's place there), which is then
+        written out row by row, ROW_BLOCK values at a time: stored straight
+        from the loop, a point's values would lie a row length apart."""
+        walk = ["    c[row_lo] = r;"] + ["    " + line for line in w.offsets(0, "ax_D")] + [f"    {call}"]
+        if not stored:
+            return ["for (long long r = 0; r < ax_row; r++) {"] + walk + ["}"]
+        return ([f"{w.ctype(v).storage} ax_b{v}[{ROW_BLOCK * COLUMN_TILE}];" for v in stored]
+                + [f"for (long long r0 = 0; r0 < ax_row; r0 += {ROW_BLOCK}) {{",
+                   f"    const long long ax_m = ax_row - r0 < {ROW_BLOCK} ? ax_row - r0 : {ROW_BLOCK};",
+                   "    for (long long r = r0; r < r0 + ax_m; r++) {"]
+                + ["    " + line for line in walk]
+                + ["    }"]
+                + [f"    for (long long q = 0; q < ax_n; q++) for (long long k = 0; k < ax_m; k++) "
+                   f"out{v}[(u + q) * ax_row + r0 + k] = ax_b{v}[k * {COLUMN_TILE} + q];" for v in stored]
+                + ["}"])
+
+    def block_rows(stored):
+        """The `extra` parameters of a pass storing `stored`: its rows of the block."""
+        return [(f"{w.ctype(v).storage}* __restrict__ w{v}", f"ax_b{v} + (r - r0) * {COLUMN_TILE}") for v in stored]
+
+    functions, steps, defined = [], [], []
+    for number, value in enumerate(reductions):
+        instruction = group.body[value - n_in]
+        name = instruction.op.name
+        kind = accumulator(name, instruction.dtype)
+        register = CTYPES[kind].register
+        arg = instruction.args[0]
+        stored = flat if value == root else []
+        fold = f"ax_acc[q] = {combine(name, kind, 'ax_acc[q]', cast(f'v{arg}', w.dtypes[arg], kind))};"
+        loop = tile_loop([arg] + stored, defined, [w.store(v, "q", False) for v in stored], [fold])
+        function, call = w.inner(f"ax_pass{number}", "ax_n", [arg] + stored, loop, defined=list(defined),
+                                 extra=block_rows(stored) + [(f"{register}* __restrict__ ax_acc", f"ax_acc{value}")])
+        functions.append(function)
+        steps += [f"{register} ax_acc{value}[{COLUMN_TILE}];",
+                  f"for (long long q = 0; q < ax_n; q++) ax_acc{value}[q] = {identity(name, kind)};"]
+        steps += along_row(call, stored)
+        steps += [f"{w.ctype(value).register} ax_v{value}[{COLUMN_TILE}];",
+                  f"for (long long q = 0; q < ax_n; q++) ax_v{value}[q] = {w.rounded(value, f'ax_acc{value}[q]')};"]
+        if value in group.outputs:
+            steps.append(f"for (long long q = 0; q < ax_n; q++) out{value}[u + q] = "
+                         f"{w.ctype(value).store(f'ax_v{value}[q]')};")
+        defined.append(value)
+    if root not in reductions and flat:
+        loop = tile_loop(flat, defined, [w.store(v, "q", False) for v in flat])
+        function, call = w.inner("ax_last", "ax_n", flat, loop, defined=list(defined), extra=block_rows(flat))
+        functions.append(function)
+        steps += along_row(call, flat)
+    if epilogue:
+        # One value a row, stored at the row's flat index.
+        loop = tile_loop(epilogue, defined, [w.store(v, "q", False) for v in epilogue])
+        function, call = w.inner("ax_epilogue", "ax_n", epilogue, loop, defined=list(defined), flat_out=epilogue)
+        functions.append(function)
+        steps += (["c[row_lo] = 0;"] + w.offsets(0, "ax_D")
+                  + [f"const long long f{v} = u;" for v in epilogue] + [call])
+    body = ["if (start >= stop) return;",
+            "const long long ax_inner = dims[ax_D - 1];",
+            "const long long ax_row = dims[row_lo];",
+            "long long c[AX_MAX_AXES];",
+            "for (long long u = start; u < stop;) {",
+            "    c[ax_D - 1] = u % ax_inner;",
+            "    ax_unravel(u / ax_inner, dims, c, outer_lo, outer_hi);",
+            "    long long ax_n = ax_inner - c[ax_D - 1];",
+            "    if (ax_n > stop - u) ax_n = stop - u;",
+            f"    if (ax_n > {COLUMN_TILE}) ax_n = {COLUMN_TILE};"]
+    body += ["    " + line for line in steps]
+    body += ["    u += ax_n;",
              "}"]
     return functions, body

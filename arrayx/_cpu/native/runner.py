@@ -74,7 +74,7 @@ class Layout:
         self.meta = np.array(flat + [s for operand in strides for s in operand], dtype=np.int64)
         self.address = self.meta.ctypes.data
         self.points = prod(flat[len(extents):])
-        self.outer = prod(extents[0]) * (extents[-1][0] if form.mode == "columns" else 1)
+        self.outer = prod(extents[0]) * (extents[-1][0] if form.mode in ("columns", "tiles") else 1)
         self.reduced = prod(extents[1]) if form.mode in ("reduce", "columns") else 0
         # How each output a call allocates is made (the first is an input where the form writes into one).
         self.fresh = [(memory.empty if prod(shape) * dtype.itemsize >= POOLED_BYTES else np.empty, shape, dtype)
@@ -202,10 +202,18 @@ class NativeGroup:
                 return None
             lead = ndim - len(b.shape)
             strides.append([0] * lead + [0 if n == 1 else s // size for n, s in zip(b.shape, b.strides)])
+        mode, sets = self.mode, self.sets
+        if mode == "rows" and self.into is None:
+            # Rows a row length apart in memory whose neighbours are next to
+            # each other (a transposed matrix's): a tile of them at a time.
+            lead = [d for d in sets[0] if shape[d] != 1]
+            row = [d for d in sets[1] if shape[d] != 1]
+            if lead and row and any(s[lead[-1]] == 1 and abs(s[row[-1]]) > 1 for s in strides):
+                mode, sets = "tiles", [[d for d in sets[0] if d != lead[-1]], sets[1], [lead[-1]]]
         full = [0 if n == 1 else s for n, s in zip(shape, contiguous_strides(shape))]
         strides += [full] * len(self.strided_out)
         extents, merged = [], [[] for _ in strides]
-        for axes in self.sets:
+        for axes in sets:
             dims, set_strides = [], [[] for _ in strides]
             for a in axes:
                 n = shape[a]
@@ -225,15 +233,15 @@ class NativeGroup:
             extents.append(dims)
             for m, s in zip(merged, set_strides):
                 m.extend(s)
-        if self.mode in ("columns", "rows") and len(extents[-1]) != 1:
-            return None   # the innermost set must be one loop
+        if (mode in ("columns", "rows", "tiles") and len(extents[-1]) != 1) or (mode == "tiles" and len(extents[1]) != 1):
+            return None   # the innermost set (and a tile's row) must be one loop
         classes = []
         operands = iter(merged)
         for b in inputs:
             classes.append(SCALAR if b.shape == () else _inner_class(next(operands)[-1]))
         for _ in self.strided_out:
             classes.append(_inner_class(next(operands)[-1]))
-        form = Form(self.mode, classes, self.into)
+        form = Form(mode, classes, self.into)
         outputs = [(reduced_shape(tuple(shape), *i.attrs) if i.op.kind == "reduce"
                     else reduced_shape(tuple(shape), group.row_axes, True) if v in self.epilogue else tuple(shape),
                     i.dtype.dtype) for v, i in zip(group.outputs, self.outputs)]
@@ -310,14 +318,15 @@ class NativeGroup:
         # array 8 times, 6x slower than one thread): its pieces, as those of
         # a reduction to few points, split the reduced points, each folding
         # into partial results.
-        few = COLUMN_TILE * n if self.mode == "columns" else n
-        if self.mode in ("reduce", "columns") and outer < few and reduced >= n:
+        mode = layout.form.mode
+        few = COLUMN_TILE * n if mode == "columns" else n
+        if mode in ("reduce", "columns") and outer < few and reduced >= n:
             partials = np.empty((n, outer), self.accumulator)
             split(kernel, address, outer, reduced, True, n, 1, partials.ctypes.data, partials.strides[0], threads - 1,
                   *buffers)
             result.reshape(-1)[...] = self.reducer.reduce(partials, axis=0)
         else:
-            grain = GRAIN if self.mode == "elementwise" else 1
+            grain = GRAIN if mode in ("elementwise", "tiles") else 1
             split(kernel, address, outer, reduced, False, n, grain, None, 0, threads - 1, *buffers)
         self.seconds = time.perf_counter() - start
 
