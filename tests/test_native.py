@@ -755,6 +755,7 @@ def fresh_kernels(tmp_path, monkeypatch):
     monkeypatch.setattr(compiler, "_loaded", {})
     monkeypatch.setattr(compiler, "_failed", {})
     monkeypatch.setattr(compiler, "_logged", set())
+    monkeypatch.setattr(compiler, "_unscanned", None)
     fused._kernels.clear()
     schedule.clear_plan_cache()
     yield tmp_path
@@ -902,6 +903,19 @@ def test_the_disk_cache_keeps_its_most_recently_used_kernels_within_its_bound(fr
         xp.eval(xp.log1p(x) * 3.0 - x)
     kept = list(fresh_kernels.glob("native/*.so"))
     assert len(kept) == 1 and kept[0] not in first
+
+
+def test_the_disk_cache_is_scanned_at_a_processs_first_build_not_at_every_build(fresh_kernels, monkeypatch):
+    # A scan stats every library in the cache (90 ms for a full one).
+    scans = []
+    scandir = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda directory: (scans.append(directory), scandir(directory))[1])
+    x = xp.asarray(np.linspace(0, 1, 100))
+    with xp.debug.cpu_kernels("native"):
+        xp.eval(xp.exp(x) * 2.0 + x)
+        xp.eval(xp.log1p(x) * 3.0 - x)
+    assert len(scans) == 1
+    assert len(list(fresh_kernels.glob("native/*.so"))) == 2
 
 
 @pytest.mark.skipif(shutil.which("readelf") is None, reason="no readelf")

@@ -61,6 +61,7 @@ _headers = (HOST_HEADER.read_text(), OPS_HEADER.read_text())
 _loaded = {}       # source -> Kernel
 _pending = set()   # sources queued or compiling
 _failed = {}       # source -> why it has no kernel
+_unscanned = None  # bytes this process has added to the disk cache since it last scanned it (None: never)
 _lock = threading.Lock()
 _pool = None
 counts = {"compiled": 0, "disk_hits": 0, "compile_seconds": 0.0}
@@ -134,12 +135,21 @@ def _build(text, extra_flags=(), libraries=()):
         os.utime(path)   # recently used: the last the disk bound drops
         return path, False
     toolchain.build(source, path, all_flags, libraries=libraries)
-    _bound_disk(os.path.dirname(path))
+    _bound_disk(os.path.dirname(path), os.path.getsize(path))
     return path, True
 
 
-def _bound_disk(directory):
-    """Drop the least recently used libraries while the cache holds more than DISK_BYTES."""
+def _bound_disk(directory, added):
+    """Drop the least recently used libraries while the cache holds more
+    than DISK_BYTES, `added` bytes having just been written there. A scan
+    stats every library (90 ms for a full cache, more than most compiles),
+    so it runs at a process's first build and then once per DISK_BYTES / 16
+    bytes it has added."""
+    global _unscanned
+    if _unscanned is not None and _unscanned + added <= DISK_BYTES // 16:
+        _unscanned += added
+        return
+    _unscanned = 0
     entries = []
     for entry in os.scandir(directory):
         if entry.name.endswith(".so"):
