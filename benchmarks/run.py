@@ -225,6 +225,12 @@ def rows_and_dots(rounds, target_ns):
         close(1e-6), rounds, target_ns)
     row("row logsumexp 4096x4096", a.size, [lambda: xp.eval(row_logsumexp(xp, x)), lambda: row_logsumexp(np, a)],
         close(1e-5), rounds, target_ns)
+    # Layouts other than C order: the rows of a transposed matrix, strided inputs of a math function.
+    row("row softmax of x.T 4096x4096", a.size, [lambda: xp.eval(row_softmax(xp, x.T)), lambda: row_softmax(np, a.T)],
+        close(1e-6), rounds, target_ns)
+    row("sin(x[:, ::2]) + x[:, 1::2]", a.size // 2,
+        [lambda: xp.eval(xp.sin(x[:, ::2]) + x[:, 1::2]), lambda: np.sin(a[:, ::2]) + a[:, 1::2]],
+        close(1e-6), rounds, target_ns)
     u = rng.uniform(0.5, 1.5, 10**7).astype(np.float32)
     v = rng.uniform(0.5, 1.5, 10**7).astype(np.float32)
     xu, xv = xp.asarray(u), xp.asarray(v)

@@ -500,6 +500,20 @@ def _reduce(w):
     return [function], body
 
 
+def _each_tile():
+    """The lines opening the loop over kept points [start, stop) a tile at a
+    time (columns, tiles): u its first, ax_n its count (at most COLUMN_TILE,
+    along the innermost axis), c the coordinates of u."""
+    return ["const long long ax_inner = dims[ax_D - 1];",
+            "long long c[AX_MAX_AXES];",
+            "for (long long u = start; u < stop;) {",
+            "    c[ax_D - 1] = u % ax_inner;",
+            "    ax_unravel(u / ax_inner, dims, c, outer_lo, outer_hi);",
+            "    long long ax_n = ax_inner - c[ax_D - 1];",
+            "    if (ax_n > stop - u) ax_n = stop - u;",
+            f"    if (ax_n > {COLUMN_TILE}) ax_n = {COLUMN_TILE};"]
+
+
 def _columns(w):
     value = w.n_in + len(w.group.body) - 1
     instruction = w.group.body[-1]
@@ -515,15 +529,7 @@ def _columns(w):
                              extra=[(f"{register}* __restrict__ ax_acc", "ax_acc")])
     out = w.group.outputs[-1]
     result = w.rounded(value, "ax_acc[ax_j]")
-    body = ["if (start >= stop || rstart >= rstop) return;",
-            "const long long ax_inner = dims[ax_D - 1];",
-            "long long c[AX_MAX_AXES];",
-            "for (long long u = start; u < stop;) {",
-            "    c[ax_D - 1] = u % ax_inner;",
-            "    ax_unravel(u / ax_inner, dims, c, outer_lo, outer_hi);",
-            "    long long ax_n = ax_inner - c[ax_D - 1];",
-            "    if (ax_n > stop - u) ax_n = stop - u;",
-            f"    if (ax_n > {COLUMN_TILE}) ax_n = {COLUMN_TILE};",
+    body = ["if (start >= stop || rstart >= rstop) return;"] + _each_tile() + [
             f"    {register} ax_acc[{COLUMN_TILE}];",
             f"    for (long long ax_j = 0; ax_j < ax_n; ax_j++) ax_acc[ax_j] = {identity(name, kind)};",
             "    ax_unravel(rstart, dims, c, reduced_lo, reduced_hi);",
@@ -663,16 +669,7 @@ def _tiles(w):
         functions.append(function)
         steps += (["c[row_lo] = 0;"] + w.offsets(0, "ax_D")
                   + [f"const long long f{v} = u;" for v in epilogue] + [call])
-    body = ["if (start >= stop) return;",
-            "const long long ax_inner = dims[ax_D - 1];",
-            "const long long ax_row = dims[row_lo];",
-            "long long c[AX_MAX_AXES];",
-            "for (long long u = start; u < stop;) {",
-            "    c[ax_D - 1] = u % ax_inner;",
-            "    ax_unravel(u / ax_inner, dims, c, outer_lo, outer_hi);",
-            "    long long ax_n = ax_inner - c[ax_D - 1];",
-            "    if (ax_n > stop - u) ax_n = stop - u;",
-            f"    if (ax_n > {COLUMN_TILE}) ax_n = {COLUMN_TILE};"]
+    body = ["if (start >= stop) return;", "const long long ax_row = dims[row_lo];"] + _each_tile()
     body += ["    " + line for line in steps]
     body += ["    u += ax_n;",
              "}"]
