@@ -554,6 +554,27 @@ def test_the_launchers_thread_pool_and_the_python_workers_give_the_same_bits(mod
         np.testing.assert_array_equal(a, b)   # the same pieces, partial results combined in the same order
 
 
+def test_threaded_calls_wake_threads_again_once_the_latency_estimate_has_decayed(monkeypatch):
+    # An estimate raised by NumPy-path calls on a busy machine shrinks at each
+    # call that skips the threads, so native calls do not stay on one thread.
+    monkeypatch.setattr(runner, "THREADED_POINTS", 1)
+    group, inputs = _threaded_case("elementwise")
+    native_group = NativeGroup(group, threads=2)
+    want = native_group(inputs, wait=True)
+    monkeypatch.setattr(workers, "_start_latency", 1e3)
+    monkeypatch.setattr(workers, "LATENCY_DECAY", 0.5)   # 1e3 s halves below any call's time within ~60 calls
+    woken = []
+    pieces = native_group._pieces
+    monkeypatch.setattr(native_group, "_pieces",
+                        lambda layout, buffers, result, threads: (woken.append(threads), pieces(layout, buffers, result,
+                                                                                               threads))[1])
+    while not woken or woken[-1] == 1:
+        assert len(woken) < 200, "the threads never woke again"
+        for got, expected in zip(_as_list(native_group(inputs)), _as_list(want)):
+            np.testing.assert_array_equal(got, expected)
+    assert len(woken) > 1
+
+
 @pytest.mark.parametrize("shape, splits_reduced", [((4096, 20), True), ((64, 4096), False)])
 def test_a_threaded_column_sum_of_a_narrow_table_splits_its_rows(shape, splits_reduced, every_call_threaded,
                                                                 monkeypatch):

@@ -76,8 +76,13 @@ if hasattr(os, "register_at_fork"):
 
 def worth_waking(seconds):
     """Whether a blocked call whose previous call took `seconds` (None: the
-    first call) wakes the workers (see WAKE_MARGIN)."""
-    return seconds is None or seconds >= WAKE_MARGIN * _start_latency
+    first call) wakes the workers (see WAKE_MARGIN); when not, the estimate
+    shrinks (see LATENCY_DECAY)."""
+    global _start_latency
+    if seconds is None or seconds >= WAKE_MARGIN * _start_latency:
+        return True
+    _start_latency *= LATENCY_DECAY
+    return False
 
 
 class _Claims:
@@ -130,8 +135,6 @@ def claimed(pieces, compute, temporaries, threads):
         return [compute(pieces[0], temporaries())]
     claims = _Claims(pieces, compute, temporaries)
     workers = min(threads, len(pieces)) - 1
-    if workers == 0:
-        _start_latency *= LATENCY_DECAY
     pool = thread_pool() if workers else None
     submitted = time.perf_counter()
     futures = [pool.submit(claims.take, submitted) for _ in range(workers)]
