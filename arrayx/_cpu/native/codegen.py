@@ -62,9 +62,10 @@ SUM_BLOCK = 128
 # Kept points a columns kernel accumulates at a time: its accumulators stay
 # in registers and L1 while it walks the reduced axes (and rows a tiles kernel does).
 COLUMN_TILE = 256
-# Points of each row of a tile whose outputs a tiles kernel collects before
-# writing them out: two cache lines of float32 a row, the tile's 32 kB in L1.
-ROW_BLOCK = 32
+# Bytes of each row of a tile whose outputs a tiles kernel collects before
+# writing them out: two cache lines a row, 32 kB a tile (in L1, and small on
+# a thread's stack).
+ROW_BLOCK_BYTES = 128
 
 MODES = ("elementwise", "reduce", "columns", "rows", "tiles")
 # How the innermost loop reads an operand.
@@ -614,16 +615,17 @@ def _tiles(w):
 
     def along_row(call, stored):
         """Lines calling `call` at each point of the row with the offsets set.
-        The `stored` outputs of ROW_BLOCK points go to a block of the tile
-        (`call` stores each point's at its row's place there), which is then
-        written out row by row, ROW_BLOCK values at a time: stored straight
-        from the loop, a point's values would lie a row length apart."""
+        The `stored` outputs of a block of points (ROW_BLOCK_BYTES of the
+        widest) go to a block of the tile (`call` stores each point's at its
+        row's place there), which is then written out row by row: stored
+        straight from the loop, a point's values would lie a row length apart."""
         walk = ["    c[row_lo] = r;"] + ["    " + line for line in w.offsets(0, "ax_D")] + [f"    {call}"]
         if not stored:
             return ["for (long long r = 0; r < ax_row; r++) {"] + walk + ["}"]
-        return ([f"{w.ctype(v).storage} ax_b{v}[{ROW_BLOCK * COLUMN_TILE}];" for v in stored]
-                + [f"for (long long r0 = 0; r0 < ax_row; r0 += {ROW_BLOCK}) {{",
-                   f"    const long long ax_m = ax_row - r0 < {ROW_BLOCK} ? ax_row - r0 : {ROW_BLOCK};",
+        block = ROW_BLOCK_BYTES // max(w.dtypes[v].itemsize for v in stored)
+        return ([f"{w.ctype(v).storage} ax_b{v}[{block * COLUMN_TILE}];" for v in stored]
+                + [f"for (long long r0 = 0; r0 < ax_row; r0 += {block}) {{",
+                   f"    const long long ax_m = ax_row - r0 < {block} ? ax_row - r0 : {block};",
                    "    for (long long r = r0; r < r0 + ax_m; r++) {"]
                 + ["    " + line for line in walk]
                 + ["    }"]
