@@ -939,6 +939,35 @@ def test_the_disk_cache_is_scanned_at_a_processs_first_build_not_at_every_build(
     assert len(list(fresh_kernels.glob("native/*.so"))) == 2
 
 
+@pytest.mark.parametrize("when", ["as it is found", "before it loads"])
+def test_a_kernel_another_process_drops_from_the_disk_cache_is_built_again(when, fresh_kernels, monkeypatch):
+    # Processes sharing a cache each keep it within its bound, so one may
+    # drop a library another has just found there.
+    shape = (5, 40)
+    text = codegen.source(_chain_group([(shape, "C"), (shape, "C")], shape),
+                          codegen.Form("elementwise", (codegen.CONTIGUOUS, codegen.CONTIGUOUS)))
+    libraries = ("-lmvec",) if compiler.libmvec() else ()
+    path, built = compiler._build(text, compiler.flags()[len(compiler.FLAGS):], libraries)
+    assert built   # on disk, and never loaded in this process
+    dropped = []
+
+    def drop(path):
+        if not dropped:
+            dropped.append(path)
+            os.remove(path)
+
+    if when == "as it is found":
+        utime = os.utime
+        monkeypatch.setattr(os, "utime", lambda path, *args, **kwargs: (drop(path), utime(path, *args, **kwargs))[1])
+    else:
+        kernel = compiler.Kernel
+        monkeypatch.setattr(compiler, "Kernel", lambda path: (drop(path), kernel(path))[1])
+    compiled = compiler.counts["compiled"]
+    found = compiler._load(text)
+    assert dropped == [path] and compiler.counts["compiled"] == compiled + 1
+    assert found.path == path and os.path.exists(path)
+
+
 @pytest.mark.skipif(shutil.which("readelf") is None, reason="no readelf")
 def test_a_kernel_library_needs_only_the_c_runtime(fresh_kernels):
     # Linked without g++'s default libstdc++ (a slower link); float16 casts take libgcc's conversions.
