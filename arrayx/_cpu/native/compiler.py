@@ -135,7 +135,7 @@ def _build(text, extra_flags=(), libraries=()):
         os.utime(path)   # recently used: the last the disk bound drops
         return path, False
     except FileNotFoundError:
-        pass
+        pass   # not built yet, or just dropped by another process's disk bound
     toolchain.build(source, path, all_flags, libraries=libraries)
     _bound_disk(os.path.dirname(path), os.path.getsize(path))
     return path, True
