@@ -22,7 +22,8 @@ alone. Five forms cover every group the native path takes:
   contiguous (the rows of a transposed matrix): as columns, a tile of rows
   at a time, each pass walking the row's points outside the tile's rows, so
   that the loads inside are contiguous; the row reductions' values are
-  arrays over the tile, and outputs are stored a row length apart.
+  arrays over the tile, and outputs, a row length apart in C order, are
+  collected in a block of each row's points before they are written out.
 
 The innermost loop of each form is a function of its own whose pointer
 arguments are `__restrict__`, so g++ vectorizes it without alias checks, and
