@@ -506,6 +506,73 @@ def test_an_output_written_into_its_input_gives_the_numpy_paths_values():
     assert_matches(target, np.sin(x * x), ULPS, "into")
 
 
+def _stream_group(shape, layout="C"):
+    """x * x + 2.5 (float64), and its casts to float16 and complex128, over x of `shape`."""
+    f = dt.float64
+    body = (Instruction(P["multiply"], (), (0, 0), shape, f),
+            Instruction(P["add"], (), (1, 0), shape, f),
+            Instruction(P["astype"], (dt.float16,), (2,), shape, dt.float16),
+            Instruction(P["astype"], (dt.complex128,), (2,), shape, dt.complex128))
+    return FusedGroup(shape, ((shape, f, layout),), body, (2, 3, 4))
+
+
+@pytest.fixture
+def every_output_streamed(monkeypatch):
+    """Elementwise groups that may stream do at every size (with streaming
+    stores where the CPU has them, else a plain copy)."""
+    monkeypatch.setattr(compiler, "stream_bytes", lambda: 1)
+
+
+@pytest.mark.parametrize("shape, layout", [((1,), "C"), ((1023,), "C"), ((1024,), "C"), ((3000,), "C"),
+                                           ((5, 1500), "C"), ((3, 7, 1100), "S"), ((2500, 3), "S")])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_streamed_outputs_give_the_numpy_paths_values(shape, layout, threads, every_output_streamed,
+                                                      every_call_threaded):
+    # Points go STREAM_POINTS at a time through a buffer: runs shorter and
+    # longer than that, pieces of a threaded call starting inside a run,
+    # outputs of 2, 8 and 16 bytes, strided and transposed inputs.
+    group = _stream_group(shape, layout)
+    x = np.random.default_rng(4).uniform(-3, 3, shape[::-1] if layout == "S" else shape)
+    x = x.T if layout == "S" else x
+    got, want = run_both(group, [x], threads=threads)
+    for g, w in zip(got, want):
+        assert_matches(g, w, 0, f"streamed {shape} {layout}")
+
+
+def test_a_streamed_output_written_into_a_misaligned_input_keeps_the_bytes_around_it(every_output_streamed):
+    # The output starts 8 bytes past a cache line: its first and last partial
+    # lines are copied plainly, the neighbours on either side left as they were.
+    n = 3000
+    base = np.full(n + 2, 7.0)
+    target = base[1:-1]
+    x = np.random.default_rng(6).uniform(-3, 3, n)
+    target[:] = x
+    group = FusedGroup((n,), (((n,), dt.float64, "C"),),
+                       (Instruction(P["multiply"], (), (0, 0), (n,), dt.float64),), (1,))
+    got = NativeGroup(group, into=0)([target], wait=True)
+    assert got is target
+    assert_matches(target, x * x, 0, "into")
+    assert base[0] == 7.0 and base[-1] == 7.0
+
+
+def test_only_outputs_as_large_as_the_cache_of_groups_without_math_functions_are_streamed(monkeypatch):
+    # A kernel calling a math function keeps up with memory without
+    # streaming, and the copy through a buffer slows it.
+    monkeypatch.setattr(compiler, "stream_bytes", lambda: 8000)
+    shape = (1000,)
+    math = FusedGroup(shape, ((shape, dt.float64, "C"),), (Instruction(P["exp"], (), (0,), shape, dt.float64),), (1,))
+    plain = _stream_group(shape)   # 1000 points, 26 bytes of output each
+    small = FusedGroup(shape, ((shape, dt.float32, "C"),),
+                       (Instruction(P["multiply"], (), (0, 0), shape, dt.float32),), (1,))   # 4000 bytes
+    x = np.ones(shape)
+    streamed = {}
+    for name, group, operand in (("math", math, x), ("plain", plain, x), ("small", small, x.astype(np.float32))):
+        runner_ = NativeGroup(group)
+        runner_([operand], wait=True)
+        streamed[name] = [layout.form.streamed for layout in runner_.layouts.values()]
+    assert streamed == {"math": [False], "plain": [True], "small": [False]}
+
+
 def _threaded_case(mode_case, rows=64):
     """(a group of `mode_case`'s loop form, its inputs), float32 over (rows, 300)."""
     x = np.random.default_rng(3).uniform(-1, 1, (rows, 300)).astype(np.float32)

@@ -10,7 +10,8 @@ code: its source depends on the group's program and on the loop `Form`
 alone. Five forms cover every group the native path takes:
 
 - elementwise: the points in C order, the last axis innermost. Outputs are
-  written at the flat index.
+  written at the flat index; in a streamed form (outputs larger than the
+  cache), through a buffer and streaming stores.
 - reduce: a final reduction whose axes hold the last one: kept axes outside,
   reduced axes inside; each kept point folds its reduced points.
 - columns: a final reduction that keeps the last axis: the reduced axes loop
@@ -63,6 +64,9 @@ SUM_BLOCK = 128
 # Kept points a columns kernel accumulates at a time: its accumulators stay
 # in registers and L1 while it walks the reduced axes (and rows a tiles kernel does).
 COLUMN_TILE = 256
+# Points a streamed elementwise kernel computes into buffers on its stack
+# before it writes them out: 4 kB of float32, in L1.
+STREAM_POINTS = 1024
 # Bytes of each row of a tile whose outputs a tiles kernel collects before
 # writing them out: two cache lines a row, 32 kB a tile (in L1, and small on
 # a thread's stack).
@@ -81,17 +85,21 @@ class Form:
     group's exported elementwise values): CONTIGUOUS, SAME (stride 0),
     STRIDED (a stride given at run time) or SCALAR (a 0-d input, read once).
     `into` is the input whose buffer the group's one output is written into
-    (None: a buffer of its own).
+    (None: a buffer of its own). An elementwise form is `streamed` when its
+    outputs are written with streaming stores (host.h), for outputs larger
+    than the cache.
     """
 
-    __slots__ = ("mode", "classes", "into", "_key")
+    __slots__ = ("mode", "classes", "into", "streamed", "_key")
 
-    def __init__(self, mode, classes, into=None):
+    def __init__(self, mode, classes, into=None, streamed=False):
         assert mode in MODES
+        assert not streamed or mode == "elementwise"
         self.mode = mode
         self.classes = tuple(classes)
         self.into = into
-        self._key = (mode, self.classes, into)
+        self.streamed = streamed
+        self._key = (mode, self.classes, into, streamed)
 
     def __eq__(self, other):
         return isinstance(other, Form) and self._key == other._key
@@ -100,7 +108,8 @@ class Form:
         return hash(self._key)
 
     def __repr__(self):
-        return f"Form({self.mode}, classes={''.join(self.classes)}, into={self.into})"
+        streamed = ", streamed" if self.streamed else ""
+        return f"Form({self.mode}, classes={''.join(self.classes)}, into={self.into}{streamed})"
 
 
 # The loop sets of each mode, outermost first (meta starts with the number of axes in each).
@@ -144,6 +153,21 @@ def mode_of(group):
     axes = set(root.attrs[0])
     real = [d for d, n in enumerate(group.shape) if n != 1]
     return "reduce" if not axes or not real or real[-1] in axes else "columns"
+
+
+def streamable(group):
+    """Whether an elementwise group runs in a streamed form when its outputs
+    are large: not where a point calls a math function, as such a kernel
+    keeps up with memory without streaming (on two cores), and the copy
+    through a buffer made logistic and tanh chains 6-12% slower."""
+    dtypes = [d for _, d, _ in group.inputs] + [i.dtype for i in group.body]
+    return not any(VECTOR_MATH.search(_rendered(i, dtypes)) for i in group.body)
+
+
+def _rendered(instruction, dtypes):
+    """The C expression of `instruction`, its operands named v<number>."""
+    return render(instruction.op.name, [f"v{a}" for a in instruction.args], dtypes[instruction.args[-1]],
+                  instruction.dtype)
 
 
 def strided_outputs(group, mode):
@@ -201,9 +225,7 @@ class _Source:
 
     def rendered(self, v):
         """The C expression of body value v."""
-        instruction = self.group.body[v - self.n_in]
-        return render(instruction.op.name, [f"v{a}" for a in instruction.args],
-                      self.dtypes[instruction.args[-1]], instruction.dtype)
+        return _rendered(self.group.body[v - self.n_in], self.dtypes)
 
     def values(self, wanted, q, defined, staged=()):
         """Lines computing `wanted` at point `q`, given the scalar inputs and
@@ -250,12 +272,13 @@ class _Source:
 
     # the innermost loop's function
 
-    def inner(self, name, count, roots, body, defined=(), flat_out=(), strided_out=(), extra=()):
+    def inner(self, name, count, roots, body, defined=(), flat_out=(), strided_out=(), extra=(),
+              flat_at="out{v} + f{v}"):
         """(the innermost-loop function `name` over `n` points running
         `body`, the call of it over `count` points). Inputs `roots` needs are
         pointers (`in{k} + o{k}` at the call) or, if 0-d, values; the
         `defined` row reductions are values; outputs are pointers, at the
-        flat index (`out{v} + f{v}`) or through strides (`out{v} + o{v}`)."""
+        flat index (`flat_at`) or through strides (`out{v} + o{v}`)."""
         params, args = ["long long n"], [count]
         into = self.form.into
         for v in self.group.dependencies(list(roots) + list(flat_out) + list(strided_out), set(defined)):
@@ -283,7 +306,7 @@ class _Source:
         for v in flat_out:
             restrict = "" if into is not None else " __restrict__"
             params.append(f"{self.ctype(v).storage}*{restrict} w{v}")
-            args.append(f"out{v} + f{v}")
+            args.append(flat_at.format(v=v))
         for v in strided_out:
             params.append(f"{self.ctype(v).storage}* __restrict__ w{v}")
             args.append(f"out{v} + o{v}")
@@ -453,22 +476,48 @@ def source(group, form):
 
 def _elementwise(w):
     outputs = list(w.group.outputs)
+    # Streamed, the points go to buffers on the stack, ax_t<v>, which are
+    # written out with streaming stores each time they hold STREAM_POINTS
+    # (runs along the last axis may be shorter: a buffer of whole lines
+    # keeps them from mixing plain and streaming stores in a line).
+    streamed = w.form.streamed
     function, call = w.inner("ax_points", "ax_n", outputs, w.each_point(outputs, False, gather=True),
-                             flat_out=outputs)
-    body = ["if (start >= stop) return;",
-            "long long c[AX_MAX_AXES];",
-            "ax_unravel(start, dims, c, 0, ax_D);",
-            "for (long long i = start; i < stop;) {",
-            "    long long ax_n = dims[ax_D - 1] - c[ax_D - 1];",
-            "    if (ax_n > stop - i) ax_n = stop - i;"]
-    body += ["    " + line for line in w.offsets(0, "ax_D")]
-    body += [f"    const long long f{v} = i;" for v in outputs]
-    body += [f"    {call}",
-             "    i += ax_n;",
-             "    c[ax_D - 1] = 0;",
-             "    ax_next(dims, c, 0, ax_D - 1);",
-             "}"]
-    return [function], body
+                             flat_out=outputs, flat_at="ax_t{v} + (i - ax_f)" if streamed else "out{v} + i")
+    if not streamed:
+        return [function], _each_run(w, [call])
+    flush = (["if (i - ax_f == {0} || i == stop) {{".format(STREAM_POINTS)]
+             + [f"    ax_stream(out{v} + ax_f, ax_t{v}, (i - ax_f) * {w.dtypes[v].itemsize});" for v in outputs]
+             + ["    ax_f = i;",
+                "}"])
+    body = ([f"{w.ctype(v).storage} ax_t{v}[{STREAM_POINTS}];" for v in outputs]
+            + ["long long ax_f = start;   // the first point not written out"]
+            + _each_run(w, [call], flush, f"ax_f + {STREAM_POINTS} - i"))
+    return [function], body + ["ax_stream_fence();"]
+
+
+def _each_run(w, steps, after=(), room=None):
+    """An elementwise kernel's loop over its points [start, stop) as runs
+    along the last axis (of at most `room` points, an expression), running
+    `steps` at each run and then, the run done, `after`: i the run's first
+    point (after: the next run's), ax_n its length, o<k> each operand's
+    offset there."""
+    lines = ["if (start >= stop) return;",
+             "long long c[AX_MAX_AXES];",
+             "ax_unravel(start, dims, c, 0, ax_D);",
+             "for (long long i = start; i < stop;) {",
+             "    long long ax_n = dims[ax_D - 1] - c[ax_D - 1];",
+             "    if (ax_n > stop - i) ax_n = stop - i;"]
+    lines += [f"    if (ax_n > {room}) ax_n = {room};"] if room else []
+    lines += ["    " + line for line in w.offsets(0, "ax_D")]
+    lines += ["    " + line for line in steps]
+    lines += ["    i += ax_n;"]
+    lines += ["    " + line for line in after]
+    if room:
+        lines += ["    c[ax_D - 1] += ax_n;",
+                  "    if (c[ax_D - 1] < dims[ax_D - 1]) continue;"]
+    return lines + ["    c[ax_D - 1] = 0;",
+                    "    ax_next(dims, c, 0, ax_D - 1);",
+                    "}"]
 
 
 def _reduce(w):

@@ -111,6 +111,27 @@ def libmvec():
     return True
 
 
+@functools.cache
+def stream_bytes():
+    """The bytes of output from which an elementwise group runs in a
+    streamed form (codegen.py, host.h): this machine's last-level cache
+    (the largest cache of its first CPU, as Linux's sysfs says), where the
+    CPU has 64-byte streaming stores; else None (never)."""
+    if " avx512f " not in f" {cpu_features()} ":
+        return None
+    sizes = {}
+    root = "/sys/devices/system/cpu/cpu0/cache"
+    try:
+        for entry in os.scandir(root):
+            if entry.name.startswith("index"):
+                with open(os.path.join(entry.path, "level")) as level, open(os.path.join(entry.path, "size")) as size:
+                    text = size.read().strip()
+                    sizes[int(level.read())] = int(text[:-1]) << {"K": 10, "M": 20, "G": 30}[text[-1]]
+    except (OSError, ValueError, KeyError):
+        return None
+    return sizes[max(sizes)] if sizes else None
+
+
 def flags():
     """The flags kernels are compiled with here."""
     return FLAGS + (("-DAX_LIBMVEC",) if libmvec() else ())

@@ -86,6 +86,35 @@ static AX_OUTLINE long long ax_offset(const long long* strides, const long long*
     return o;
 }
 
+// The outputs of an elementwise kernel in a streamed form (codegen.py) are
+// computed into a buffer and copied out with streaming stores: written
+// through the cache, each line of an output larger than the cache is read
+// from memory first, only to be evicted unused; streamed, it is written
+// once. Whole lines or nothing: 16-byte streaming stores did not save that
+// read on the machines measured (compiler.stream_bytes() says where forms
+// are streamed).
+#ifdef __AVX512F__
+typedef float ax_line __attribute__((vector_size(64), aligned(1)));
+// Copies `bytes` from src to dst, the lines dst holds whole with streaming stores.
+static AX_OUTLINE void ax_stream(void* dst, const void* src, long long bytes) {
+    char* d = (char*)dst;
+    const char* s = (const char*)src;
+    long long head = (long long)(-(unsigned long long)d & 63);
+    if (head > bytes) head = bytes;
+    __builtin_memcpy(d, s, head);
+    long long i = head;
+    for (; i + 64 <= bytes; i += 64) __builtin_ia32_movntps512((float*)(d + i), *(const ax_line*)(s + i));
+    __builtin_memcpy(d + i, s + i, bytes - i);
+}
+// Streamed stores are weakly ordered: fenced before the threads that made
+// them report the work done.
+static __forceinline__ void ax_stream_fence() { __builtin_ia32_sfence(); }
+#else
+// Where tests stream without such stores: a plain copy.
+static AX_OUTLINE void ax_stream(void* dst, const void* src, long long bytes) { __builtin_memcpy(dst, src, bytes); }
+static __forceinline__ void ax_stream_fence() {}
+#endif
+
 // A floating sum's block totals, added pairwise as they come (a binary
 // counter: level i holds the sum of 2**i blocks), so rounding errors grow
 // with the logarithm of the number of blocks, as in NumPy's pairwise sum.

@@ -155,6 +155,7 @@ class NativeGroup:
         self.points_run = 0
         root = group.body[-1]
         self.reducer = REDUCERS[root.op.name] if root.op.kind == "reduce" else None
+        self.streamable = self.mode == "elementwise" and codegen.streamable(group)
         self.accumulator = codegen.accumulator(root.op.name, root.dtype).dtype if self.reducer else None
 
     def _sets(self):
@@ -241,11 +242,13 @@ class NativeGroup:
             classes.append(SCALAR if b.shape == () else _inner_class(next(operands)[-1]))
         for _ in self.strided_out:
             classes.append(_inner_class(next(operands)[-1]))
-        form = Form(mode, classes, self.into)
         outputs = [(reduced_shape(tuple(shape), *i.attrs) if i.op.kind == "reduce"
                     else reduced_shape(tuple(shape), group.row_axes, True) if v in self.epilogue else tuple(shape),
                     i.dtype.dtype) for v, i in zip(group.outputs, self.outputs)]
-        return Layout(form, extents, merged, outputs)
+        streamed = False
+        if self.streamable and compiler.stream_bytes() is not None:
+            streamed = sum(prod(s) * dtype.itemsize for s, dtype in outputs) >= compiler.stream_bytes()
+        return Layout(Form(mode, classes, self.into, streamed), extents, merged, outputs)
 
     def __call__(self, inputs, wait=False):
         """The group's outputs (a tuple when it has several), or None when
