@@ -16,8 +16,8 @@ PyCUDA, NVRTC, cuBLAS) on a machine without a GPU.
 A process started with `environment()` loads them in place of the real
 libraries: PyCUDA finds libcuda.so.1 on LD_LIBRARY_PATH and arrayx's cuBLAS
 binding finds the stand-in in $CUDA_PATH/lib64. There, `install()` (which
-tests/conftest.py calls) registers the kernels' host code and the GEMM with
-them: NVRTC still compiles every kernel to a cubin, and the host library of
+tests/conftest.py calls) limits the binding's search to $CUDA_HOME and
+$CUDA_PATH and registers the kernels' host code and the GEMM with them: NVRTC still compiles every kernel to a cubin, and the host library of
 the same source (the emulated device's, arrayx/_gpu/emulation) is what a
 launch of that cubin runs.
 """
@@ -247,7 +247,7 @@ def environment(driver, site):
     env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(driver / "lib64"), os.environ.get("LD_LIBRARY_PATH")]))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), tests, str(Path(tests).parent),
                                                       os.environ.get("PYTHONPATH")]))
-    # Where arrayx's binding looks for cuBLAS after the NVIDIA wheels.
+    # Where arrayx's binding looks for cuBLAS (only there, once install() has run).
     env["CUDA_HOME"] = env["CUDA_PATH"] = str(driver)
     return env
 
@@ -282,9 +282,14 @@ def install(blas=True):
     on the stand-in: each cubin NVRTC compiles gets its source's host library
     registered, and the stand-in cuBLAS computes with the emulated device's
     GEMM."""
-    from arrayx._gpu import nvrtc
+    from arrayx._gpu import cublas, nvrtc
     from arrayx._gpu.emulation import host_kernels
 
+    # The binding searches the NVIDIA wheels first, where another package
+    # may have installed a real cuBLAS (torch does): here it searches only
+    # $CUDA_HOME and $CUDA_PATH, as on a machine whose one cuBLAS is the stand-in.
+    cublas._search_dirs = lambda: [os.path.join(os.environ[v], "lib64") for v in ("CUDA_HOME", "CUDA_PATH")
+                                   if os.environ.get(v)]
     lib = driver()
     host_kernels._load_grid_walk()   # kernel libraries resolve the grid walk against it
     compile_cubin = nvrtc.compile_cubin
@@ -305,8 +310,8 @@ def install_gemm():
     from arrayx._gpu import cublas
     lib = cublas.library()
     if not hasattr(lib, "standin_cublas_set_gemm"):
-        raise RuntimeError(f"arrayx's cuBLAS binding loaded a real cuBLAS ({lib._name}) before the stand-in in "
-                           f"{os.environ['CUDA_PATH']}/lib64: uninstall nvidia-cublas to run on the stand-in")
+        raise RuntimeError(f"arrayx's cuBLAS binding loaded a real cuBLAS ({lib._name}) before install() "
+                           f"pointed it at the stand-in in {os.environ['CUDA_PATH']}/lib64")
     _gemm_callback = _GEMM(_gemm)
     lib.standin_cublas_set_gemm(_gemm_callback)
 
