@@ -749,6 +749,38 @@ def test_a_row_group_gives_the_numpy_paths_softmax():
     assert_matches(got[0], want[0], ULPS, "softmax")
 
 
+def _last_pass(source):
+    return source[source.index("void ax_last("):source.index("extern")]
+
+
+@pytest.mark.parametrize("n", [1, codegen.LANES - 1, codegen.LANES, codegen.LANES + 1, 100])
+def test_a_row_softmax_computes_each_exponential_once(n):
+    # The sum's pass stores exp(x - max) in the output's row, which the
+    # last pass reads back and divides: one exp per point, the NumPy path's
+    # values (exp within a few ulp of NumPy's), a NaN's row all NaN.
+    group = _softmax_group((9, n))
+    last = _last_pass(codegen.source(group, codegen.Form("rows", (codegen.CONTIGUOUS,))))
+    assert "exp(" not in last and "float v3 = w5[q];" in last
+    x = np.random.default_rng(n).standard_normal((9, n)).astype(np.float32)
+    x[2, n // 2] = np.nan
+    got, want = run_both(group, [x])
+    assert_matches(got[0], want[0], ULPS, f"softmax over rows of {n}")
+
+
+def test_a_row_group_written_into_its_input_computes_its_exponentials_again():
+    # softmax(x) * x written into x: stored in the output's row, exp(x - max)
+    # would overwrite the x the last pass still reads.
+    shape, f = (9, 40), dt.float32
+    softmax = _softmax_group(shape)
+    group = FusedGroup(shape, softmax.inputs, softmax.body + (Instruction(P["multiply"], (), (5, 0), shape, f),), (6,))
+    assert "exp(" in _last_pass(codegen.source(group, codegen.Form("rows", (codegen.CONTIGUOUS,), into=0)))
+    x = np.random.default_rng(8).standard_normal(shape).astype(np.float32)
+    target = x.copy()
+    got = NativeGroup(group, into=0)([target], wait=True)
+    assert got is target
+    assert_matches(target, _softmax(x, np) * x, ULPS, "softmax(x) * x into x")
+
+
 @pytest.mark.parametrize("shape", [(300, 250), (3, 40, 37), (17, 1000)])
 def test_rows_of_a_transposed_matrix_run_a_tile_of_rows_at_a_time(shape):
     # Rows a row length apart whose neighbours are adjacent: the tiles form,

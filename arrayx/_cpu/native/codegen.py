@@ -19,6 +19,8 @@ alone. Five forms cover every group the native path takes:
 - rows: row reductions (softmax, logsumexp): for each row, a pass per row
   reduction over the row, then a pass computing and storing the outputs (or
   a final reduction over the row), then the epilogue's values of the row.
+  A value the last reduction's pass computes with a math function and the
+  outputs' pass needs again is stored in an output's row and read back.
 - tiles: row reductions whose rows are strided and whose last other axis is
   contiguous (the rows of a transposed matrix): as columns, a tile of rows
   at a time, each pass walking the row's points outside the tile's rows, so
@@ -227,11 +229,16 @@ class _Source:
         """The C expression of body value v."""
         return _rendered(self.group.body[v - self.n_in], self.dtypes)
 
-    def values(self, wanted, q, defined, staged=()):
+    def values(self, wanted, q, defined, staged=(), reread=None):
         """Lines computing `wanted` at point `q`, given the scalar inputs and
-        the `defined` values (row reductions) as variables."""
-        lines = []
-        for v in self.group.dependencies(wanted, set(defined) | set(self.scalars)):
+        the `defined` values (row reductions) as variables, the value u of
+        `reread` (u, v) read back from output v's row."""
+        lines, known = [], set(defined) | set(self.scalars)
+        if reread:
+            u, v = reread
+            lines.append(f"{self.ctype(u).register} v{u} = {self.ctype(v).load(f'w{v}[{q}]')};")
+            known.add(u)
+        for v in self.group.dependencies(wanted, known):
             ctype = self.ctype(v)
             if v < self.n_in:
                 lines.append(f"{ctype.register} v{v} = {self.load(v, q, staged)};")
@@ -245,19 +252,20 @@ class _Source:
         index = {CONTIGUOUS: q, SAME: "0", STRIDED: f"{q} * t{v}"}[self.out_class[v]] if strided else q
         return f"w{v}[{index}] = {self.ctype(v).store(f'v{v}')};"
 
-    def each_point(self, outputs, strided, defined=(), needed=(), gather=False):
+    def each_point(self, outputs, strided, defined=(), needed=(), gather=False, reread=None):
         """The innermost loop over its `n` points computing `outputs` (and
         the `needed` values) at each point q and storing the outputs; more
         lines for the loop's body may be added before its last line. With
         `gather`, points whose strided inputs are `gathered` go LANES at a
-        time, the inputs copied to lanes first, and the last ones one by one."""
+        time, the inputs copied to lanes first, and the last ones one by one.
+        `reread` as for `values`."""
         wanted = list(needed) + list(outputs)
         stores = [self.store(v, "q", strided) for v in outputs]
-        point = self.values(wanted, "q", defined) + stores
-        staged = self.gathered(wanted, defined) if gather else []
+        point = self.values(wanted, "q", defined, reread=reread) + stores
+        staged = self.gathered(wanted, list(defined) + ([reread[0]] if reread else [])) if gather else []
         if not staged:
             return ["for (long long q = 0; q < n; q++) {"] + ["    " + line for line in point] + ["}"]
-        lanes = self.values(wanted, "q", defined, staged) + stores
+        lanes = self.values(wanted, "q", defined, staged, reread) + stores
         return (["long long ax_j = 0;",
                  f"for (; ax_j + {LANES} <= n; ax_j += {LANES}) {{"]
                 + ["    " + line for k in staged for line in self.stage(k, "ax_j + ax_l", self.ctype(k).storage)]
@@ -273,15 +281,17 @@ class _Source:
     # the innermost loop's function
 
     def inner(self, name, count, roots, body, defined=(), flat_out=(), strided_out=(), extra=(),
-              flat_at="out{v} + f{v}"):
+              flat_at="out{v} + f{v}", reread=None):
         """(the innermost-loop function `name` over `n` points running
         `body`, the call of it over `count` points). Inputs `roots` needs are
         pointers (`in{k} + o{k}` at the call) or, if 0-d, values; the
         `defined` row reductions are values; outputs are pointers, at the
-        flat index (`flat_at`) or through strides (`out{v} + o{v}`)."""
+        flat index (`flat_at`) or through strides (`out{v} + o{v}`); the
+        value of `reread` (u, v) comes from output v, not from inputs."""
         params, args = ["long long n"], [count]
         into = self.form.into
-        for v in self.group.dependencies(list(roots) + list(flat_out) + list(strided_out), set(defined)):
+        known = set(defined) | ({reread[0]} if reread else set())
+        for v in self.group.dependencies(list(roots) + list(flat_out) + list(strided_out), known):
             if v >= self.n_in:
                 continue
             ctype = self.ctype(v)
@@ -607,18 +617,44 @@ def _row_values(group, n_in):
     return reductions, root, epilogue, flat
 
 
+def _reread(w, reductions, flat):
+    """(u, v): a value u that the last row reduction's pass computes and the
+    last pass needs again, calling a math function to compute it, and an
+    output v of the last pass of u's dtype; else None. That pass stores u in
+    v's row (in cache), which the last pass reads back: a softmax computes
+    exp(x - max) once, not twice. Not where v's buffer is an input's, nor
+    for dtypes computed wider than they are stored (float16)."""
+    if w.form.into is not None:
+        return None
+    before = set(reductions[:-1]) | set(w.scalars)
+    arg = w.group.body[reductions[-1] - w.n_in].args[0]
+    computed = [u for u in w.group.dependencies([arg], before) if u >= w.n_in]
+    needed = set(w.group.dependencies(flat, set(reductions) | set(w.scalars)))
+    for u in reversed([u for u in computed if u in needed]):
+        if not any(VECTOR_MATH.search(w.rendered(d)) for d in w.group.dependencies([u], before) if d >= w.n_in):
+            continue
+        same = [v for v in flat if w.dtypes[v] == w.dtypes[u] and w.dtypes[u] in (dt.float32, dt.float64)]
+        return (u, same[0]) if same else None
+    return None
+
+
 def _rows(w):
     n_in = w.n_in
     group = w.group
     reductions, root, epilogue, flat = _row_values(group, n_in)
+    last = root not in reductions and flat
+    reread = _reread(w, reductions, flat) if last else None
     functions, calls, defined = [], [], []
     for number, value in enumerate(reductions):
         arg = group.body[value - n_in].args[0]
         stored = flat if value == root else []
-        stores = [w.store(v, "q", False) for v in stored]
+        wanted, stores = [arg] + stored, [w.store(v, "q", False) for v in stored]
+        if reread and value == reductions[-1]:
+            u, v = reread
+            stored, stores = [v], [f"w{v}[q] = {w.ctype(v).store(f'v{u}')};"]
         kind, declare, total, _ = w.accumulator(value, f"ax_acc{value}")
         function, call = w.inner(f"ax_pass{number}", "dims[ax_D - 1]", [arg],
-                                 w.fold(value, [arg] + stored, stores, "ax_acc", defined), defined=list(defined),
+                                 w.fold(value, wanted, stores, "ax_acc", defined), defined=list(defined),
                                  flat_out=stored, extra=[(f"{kind}* ax_acc", f"&ax_acc{value}")])
         functions.append(function)
         calls += [declare, call,
@@ -626,9 +662,10 @@ def _rows(w):
         if value in group.outputs:
             calls.append(f"out{value}[row] = {w.ctype(value).store(f'v{value}')};")
         defined.append(value)
-    if root not in reductions and flat:
-        function, call = w.inner("ax_last", "dims[ax_D - 1]", flat, w.each_point(flat, False, defined, gather=True),
-                                 defined=list(defined), flat_out=flat)
+    if last:
+        function, call = w.inner("ax_last", "dims[ax_D - 1]", flat,
+                                 w.each_point(flat, False, defined, gather=True, reread=reread),
+                                 defined=list(defined), flat_out=flat, reread=reread)
         functions.append(function)
         calls.append(call)
     if epilogue:
