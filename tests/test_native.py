@@ -26,7 +26,7 @@ import arrayx as xp
 from arrayx import dtypes as dt
 from arrayx._cpu import native, workers
 from arrayx._cpu.fused import FusedKernel
-from arrayx._cpu.native import codegen, compiler, launch, runner
+from arrayx._cpu.native import codegen, compiler, launch, points, runner
 from arrayx._cpu.native.runner import NativeGroup
 from arrayx.graph.fused import FusedGroup, Instruction
 from arrayx.graph.primitives import BLOCK_REDUCE_OPS, ELEMENTWISE_OPS, PRIMITIVES
@@ -164,7 +164,7 @@ def test_every_reduction_the_cpu_fuses_has_a_native_form():
     for name in BLOCK_REDUCE_OPS:
         for dtype in P[name].accepts:
             result = _result_dtype(name, dtype)
-            assert supports(P[name].monoid.op, codegen.accumulator(name, result)), (name, dtype)
+            assert supports(P[name].monoid.op, points.accumulator(name, result)), (name, dtype)
 
 
 # --- every primitive, every dtype, special values ---------------------------
@@ -386,7 +386,7 @@ def test_reductions_of_every_row_length_give_the_numpy_paths_values(name, dtype)
     # across the SUM_BLOCK blocks of a cascaded sum; in a float row a NaN
     # (or, in other rows, an infinity) as its last point, in those lanes.
     rng = np.random.default_rng(7)
-    lanes, block = codegen.LANES, codegen.SUM_BLOCK
+    lanes, block = points.LANES, points.SUM_BLOCK
     for n in list(range(1, 3 * lanes + 1)) + [block - 1, block, block + 1, block + lanes - 1, 2 * block + 3]:
         x = _values(dtype, (4, n), rng, False)
         if dtype.kind == "f":
@@ -465,7 +465,7 @@ def test_strided_inputs_of_math_functions_give_numpys_values_in_every_form(dtype
     # at most 16 units of the (positive, well-conditioned) results.
     rtol = 16 * np.finfo(dtype).eps
     rng = np.random.default_rng(11)
-    lanes = codegen.LANES
+    lanes = points.LANES
     with xp.debug.cpu_kernels("native"):
         for n in (1, lanes - 1, lanes, lanes + 1, 3 * lanes + 5, 100):
             table = rng.uniform(-2, 2, (7, 3 * n)).astype(dtype)
@@ -489,7 +489,7 @@ def test_a_strided_input_goes_to_lanes_only_where_a_math_function_reads_it():
     math = FusedGroup(shape, inputs, (Instruction(P["sin"], (), (0,), shape, f),
                                       Instruction(P["add"], (), (2, 1), shape, f)), (3,))
     plain = FusedGroup(shape, inputs, (Instruction(P["add"], (), (0, 1), shape, f),), (2,))
-    form = codegen.Form("elementwise", (codegen.STRIDED, codegen.STRIDED))
+    form = codegen.Form("elementwise", (points.STRIDED, points.STRIDED))
     staged = codegen.source(math, form)
     assert "ax_s0[ax_l] = a0[(ax_j + ax_l) * s0]" in staged and "ax_s1[ax_l] = a1[(ax_j + ax_l) * s1]" in staged
     assert "ax_s0[" not in codegen.source(plain, form)
@@ -753,13 +753,13 @@ def _last_pass(source):
     return source[source.index("void ax_last("):source.index("extern")]
 
 
-@pytest.mark.parametrize("n", [1, codegen.LANES - 1, codegen.LANES, codegen.LANES + 1, 100])
+@pytest.mark.parametrize("n", [1, points.LANES - 1, points.LANES, points.LANES + 1, 100])
 def test_a_row_softmax_computes_each_exponential_once(n):
     # The sum's pass stores exp(x - max) in the output's row, which the
     # last pass reads back and divides: one exp per point, the NumPy path's
     # values (exp within a few ulp of NumPy's), a NaN's row all NaN.
     group = _softmax_group((9, n))
-    last = _last_pass(codegen.source(group, codegen.Form("rows", (codegen.CONTIGUOUS,))))
+    last = _last_pass(codegen.source(group, codegen.Form("rows", (points.CONTIGUOUS,))))
     assert "exp(" not in last and "float v3 = w5[q];" in last
     x = np.random.default_rng(n).standard_normal((9, n)).astype(np.float32)
     x[2, n // 2] = np.nan
@@ -773,7 +773,7 @@ def test_a_row_group_written_into_its_input_computes_its_exponentials_again():
     shape, f = (9, 40), dt.float32
     softmax = _softmax_group(shape)
     group = FusedGroup(shape, softmax.inputs, softmax.body + (Instruction(P["multiply"], (), (5, 0), shape, f),), (6,))
-    assert "exp(" in _last_pass(codegen.source(group, codegen.Form("rows", (codegen.CONTIGUOUS,), into=0)))
+    assert "exp(" in _last_pass(codegen.source(group, codegen.Form("rows", (points.CONTIGUOUS,), into=0)))
     x = np.random.default_rng(8).standard_normal(shape).astype(np.float32)
     target = x.copy()
     got = NativeGroup(group, into=0)([target], wait=True)
@@ -1044,7 +1044,7 @@ def test_a_kernel_another_process_drops_from_the_disk_cache_is_built_again(when,
     # drop a library another has just found there.
     shape = (5, 40)
     text = codegen.source(_chain_group([(shape, "C"), (shape, "C")], shape),
-                          codegen.Form("elementwise", (codegen.CONTIGUOUS, codegen.CONTIGUOUS)))
+                          codegen.Form("elementwise", (points.CONTIGUOUS, points.CONTIGUOUS)))
     libraries = ("-lmvec",) if compiler.libmvec() else ()
     path, built = compiler._build(text, compiler.flags()[len(compiler.FLAGS):], libraries)
     assert built   # on disk, and never loaded in this process

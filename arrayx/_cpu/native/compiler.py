@@ -34,7 +34,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ...renderer import toolchain
 from ...renderer.cstyle import OPS_HEADER
-from .codegen import ENTRY, HOST_HEADER
+from .codegen import ENTRY
+from .points import HOST_HEADER
 
 KIND = "native"
 FLAGS = ("-O3", "-march=native", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off",

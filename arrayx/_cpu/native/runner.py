@@ -24,8 +24,9 @@ from .. import memory, native, workers
 from ...executors.python_code import generated
 from ...graph.primitives import contiguous_strides, reduced_shape
 from ..kernels import REDUCERS
-from . import codegen, compiler, launch
-from .codegen import COLUMN_TILE, CONTIGUOUS, SAME, SCALAR, STRIDED, Form
+from . import codegen, compiler, launch, points
+from .codegen import COLUMN_TILE, Form
+from .points import CONTIGUOUS, SAME, SCALAR, STRIDED
 
 # Points from which a call may run on the workers: below, a kernel takes
 # less time than waking a worker (tens of microseconds).
@@ -138,7 +139,7 @@ class NativeGroup:
         self.mode = codegen.mode_of(group)
         self.n_in = len(group.inputs)
         self.ndim = len(group.shape)
-        self.strided_out = codegen.strided_outputs(group, self.mode)
+        self.strided_out = points.strided_outputs(group, self.mode)
         self.outputs = [group.body[v - self.n_in] for v in group.outputs]
         self.epilogue = group.epilogue
         self.sets = self._sets()
@@ -156,7 +157,7 @@ class NativeGroup:
         root = group.body[-1]
         self.reducer = REDUCERS[root.op.name] if root.op.kind == "reduce" else None
         self.streamable = self.mode == "elementwise" and codegen.streamable(group)
-        self.accumulator = codegen.accumulator(root.op.name, root.dtype).dtype if self.reducer else None
+        self.accumulator = points.accumulator(root.op.name, root.dtype).dtype if self.reducer else None
 
     def _sets(self):
         """The group's axes in loop order, by set (see codegen.Form)."""
