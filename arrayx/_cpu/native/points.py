@@ -253,11 +253,13 @@ class Source:
         coordinates c[] of axes [lo, hi) (C++ expressions)."""
         return [f"const long long o{k} = ax_offset(st + {slot} * ax_D, c, {lo}, {hi});" for k, slot in self.slot.items()]
 
-    def fold(self, value, wanted, stores, acc, defined=()):
+    def fold(self, value, wanted, stores, acc, defined=(), masked_stores=False):
         """Lines folding reduction `value`'s argument over n points into
         `acc` (a pointer to its cascade, or to its value), computing the
         `wanted` values (its argument among them) and performing `stores` at
-        each point, with the `defined` values as variables."""
+        each point, with the `defined` values as variables. With stores, the
+        last points go one at a time, unless `masked_stores`: then in the
+        last step as the others do, each store under its lane's mask."""
         instruction = self.group.body[value - self.n_in]
         name = instruction.op.name
         kind = accumulator(name, instruction.dtype)
@@ -272,7 +274,7 @@ class Source:
                    and self.form.classes[k] == CONTIGUOUS and self.dtypes[k].itemsize < min(4, kind.itemsize)]
         gathered = self.gathered(wanted, defined)
         staged = widened + gathered
-        lanes_point = self.values(wanted, "q", defined, staged) + stores
+        lanes_values = self.values(wanted, "q", defined, staged)
 
         def lanes(index, tail):
             """A step over the LANES points from ax_j, lane ax_l reading the
@@ -287,12 +289,13 @@ class Source:
             return (stage + ["#pragma GCC unroll 1", "#pragma GCC ivdep",
                              f"    for (int ax_l = 0; ax_l < {LANES}; ax_l++) {{",
                              f"        const long long q = {index};"]
-                    + ["        " + line for line in lanes_point]
+                    + ["        " + line for line in lanes_values]
+                    + [f"        if (ax_l < ax_r) {line}" if tail else f"        {line}" for line in stores]
                     + [f"        ax_lane[ax_l] = ax_l < ax_r ? {into} : ax_lane[ax_l];" if tail
                        else f"        ax_lane[ax_l] = {into};",
                        "    }"])
 
-        if stores:
+        if stores and not masked_stores:
             # Each point stores values: the last points, one at a time.
             point = self.values(wanted, "q", defined) + stores
             tail = (["for (; ax_j < ax_e; ax_j++) {",
