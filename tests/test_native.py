@@ -271,6 +271,23 @@ def _float32_bits(value):
 EXP_TOP = np.float32(88.72283172607422)
 
 
+@pytest.mark.parametrize("dtype", [dt.float32, dt.float64])
+def test_abs_of_a_nan_a_remainder_made_clears_its_sign(dtype):
+    # copysign(x, where(isnan(r), abs(r), r)) with r = remainder(abs(x), x),
+    # NaN for x = inf or 0 (with its sign bit, from x86's fmod, as NumPy's):
+    # g++ dropped the abs of a remainder of an abs (taking a NaN's sign as
+    # unspecified), and copysign then gave -|x| where NumPy gives |x|.
+    x = special_values(dtype)
+    s = x.shape
+    f = dtype
+    body = (Instruction(P["abs"], (), (0,), s, f), Instruction(P["remainder"], (), (1, 0), s, f),
+            Instruction(P["abs"], (), (2,), s, f), Instruction(P["isnan"], (), (2,), s, dt.bool),
+            Instruction(P["where"], (), (4, 3, 2), s, f), Instruction(P["copysign"], (), (0, 5), s, f))
+    got, want = run_both(FusedGroup(s, ((s, f, "C"),), body, (2, 5, 6)), [x])
+    assert_matches(got[2], want[2], 0, "copysign(x, where(isnan(r), abs(r), r))")
+    assert not np.signbit(got[1][np.isnan(got[1])]).any()
+
+
 def test_float32_exp_is_within_4_ulp_of_the_correctly_rounded_value():
     # glibc's manual bounds its vector functions (host.h) within 4 ulp; over
     # every float32 in [-104, 89] libmvec's AVX-512 expf is within 2.64 ulp.

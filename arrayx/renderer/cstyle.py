@@ -84,7 +84,7 @@ def _rows(*rows):
 
 EXPRESSIONS = {
     # unary
-    "abs": _rows(((I,), "ax_iabs({0})"), ((U, B), "{0}"), ((F,), "fabs({0})"), ((C,), "hypot({0}.re, {0}.im)")),
+    "abs": _rows(((I,), "ax_iabs({0})"), ((U, B), "{0}"), ((F,), "ax_fabs({0})"), ((C,), "hypot({0}.re, {0}.im)")),
     "acos": _all("acos({0})", F),
     "acosh": _all("acosh({0})", F),
     "asin": _all("asin({0})", F),

@@ -37,6 +37,14 @@ template <> struct ax_limits<unsigned long long> { static __device__ unsigned lo
 template <> struct ax_limits<float> { static __device__ float lo() { return -__int_as_float(0x7f800000); } static __device__ float hi() { return __int_as_float(0x7f800000); } };
 template <> struct ax_limits<double> { static __device__ double lo() { return -__longlong_as_double(0x7ff0000000000000LL); } static __device__ double hi() { return __longlong_as_double(0x7ff0000000000000LL); } };
 
+// |x|, its sign bit cleared through an integer: g++ drops a fabs whose
+// operand it proves non-negative (fabs(fmod(fabs(a), b))), taking a NaN's
+// sign as unspecified, while x86 gives fmod's NaN, as NumPy's, its sign bit.
+__device__ __forceinline__ float ax_fabs(float x) { return __int_as_float(__float_as_int(x) & 0x7fffffff); }
+__device__ __forceinline__ double ax_fabs(double x) {
+    return __longlong_as_double(__double_as_longlong(x) & 0x7fffffffffffffffLL);
+}
+
 // ---- integers: two's-complement wrap-around, as NumPy's loops -------------
 // Signed overflow is undefined in C++, and unsigned types narrower than int
 // promote to (signed) int: add, subtract, multiply and negate in an unsigned

@@ -53,6 +53,8 @@ template <typename T> static __forceinline__ bool signbit(T x) { return __builti
 
 static __forceinline__ float __int_as_float(int i) { float f; __builtin_memcpy(&f, &i, 4); return f; }
 static __forceinline__ double __longlong_as_double(long long i) { double d; __builtin_memcpy(&d, &i, 8); return d; }
+static __forceinline__ int __float_as_int(float f) { int i; __builtin_memcpy(&i, &f, 4); return i; }
+static __forceinline__ long long __double_as_longlong(double d) { long long i; __builtin_memcpy(&i, &d, 8); return i; }
 
 // float16 as NumPy converts: round to nearest even, in one step from double.
 static __forceinline__ float ax_h2f(unsigned short h) { _Float16 f; __builtin_memcpy(&f, &h, 2); return (float)f; }

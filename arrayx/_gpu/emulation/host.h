@@ -29,6 +29,8 @@ static inline void __syncthreads() {
 
 static inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
 static inline double __longlong_as_double(long long i) { double d; std::memcpy(&d, &i, 8); return d; }
+static inline int __float_as_int(float f) { int i; std::memcpy(&i, &f, 4); return i; }
+static inline long long __double_as_longlong(double d) { long long i; std::memcpy(&i, &d, 8); return i; }
 
 static inline float ax_h2f(unsigned short h) { _Float16 f; std::memcpy(&f, &h, 2); return (float)f; }
 static inline unsigned short ax_f2h(float x) { _Float16 f = (_Float16)x; unsigned short h; std::memcpy(&h, &f, 2); return h; }
