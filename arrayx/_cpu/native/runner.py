@@ -246,9 +246,8 @@ class NativeGroup:
         outputs = [(reduced_shape(tuple(shape), *i.attrs) if i.op.kind == "reduce"
                     else reduced_shape(tuple(shape), group.row_axes, True) if v in self.epilogue else tuple(shape),
                     i.dtype.dtype) for v, i in zip(group.outputs, self.outputs)]
-        streamed = False
-        if self.streamable and compiler.stream_bytes() is not None:
-            streamed = sum(prod(s) * dtype.itemsize for s, dtype in outputs) >= compiler.stream_bytes()
+        threshold = compiler.stream_bytes() if self.streamable else None
+        streamed = threshold is not None and sum(prod(s) * dtype.itemsize for s, dtype in outputs) >= threshold
         return Layout(Form(mode, classes, self.into, streamed), extents, merged, outputs)
 
     def __call__(self, inputs, wait=False):
